@@ -1,0 +1,141 @@
+"""The two shapes a test takes: a `Case` as written (one YAML entry) and an `Example`, concrete.
+
+A Case names an op, the versions and dtypes it applies to, its inputs and attributes as written,
+and optionally what must come out. Expanding it gives one Example per op version and type
+binding, with real arrays. Hypothesis strategies produce Examples directly. Everything downstream
+(reference, model, runners, comparison, reports) sees Examples only.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from .dtypes import dtype
+from .registry import OpVersion
+
+FROM_ATTRIBUTE_TYPES = {"FLOAT": "float", "INTS": "int64", "INT": "int64"}
+
+
+@dataclass(frozen=True)
+class Expectation:
+    """What a case file says must happen: an output (as written) or the rule that rejects it."""
+
+    output: Any = None
+    error: str | None = None
+
+
+@dataclass(frozen=True)
+class Case:
+    """One hand-written case before values are concrete; `source` is `yaml:FILE:LINE`."""
+
+    op: str
+    name: str
+    source: str
+    versions: tuple[int, ...] | None = None  # since-versions; None means every version
+    dtypes: tuple[str, ...] | None = None  # the op's dtype axis; None means all the version allows
+    types: tuple[tuple[str, tuple[str, ...]], ...] = ()  # other type params, e.g. (("Tind", ("int32",)),)
+    inputs: tuple[tuple[str, Any], ...] = ()
+    attributes: tuple[tuple[str, Any], ...] = ()
+    expect: Expectation | None = None
+    spec: str = ""
+    line: int | None = None
+
+
+@dataclass(frozen=True, eq=False)
+class Example:
+    """A concrete test: one op version, one type binding, arrays for every present input.
+
+    `inputs` maps formal input names to arrays; a name mapped to None is an omitted optional
+    input written as an empty name in the node. Attributes hold plain Python values (or an
+    array for tensor attributes).
+    """
+
+    version: OpVersion
+    name: str
+    types: dict[str, str]
+    inputs: dict[str, np.ndarray | None]
+    attributes: dict[str, Any]
+    source: str
+    dtype_param: str
+    spec: str = ""
+    expect_error: str | None = None
+    expect_output: np.ndarray | None = None
+    origin: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def op(self) -> str:
+        return self.version.op
+
+    @property
+    def dtype(self) -> str:
+        return self.types[self.dtype_param]
+
+    @property
+    def id(self) -> str:
+        """Stable id: op-version/case/dtype[/other bindings]; what `--case` selects."""
+        extra = [self.types[p] for p in sorted(self.types) if p != self.dtype_param and self._varies(p)]
+        return "/".join([self.version.label, self.name, self.dtype, *extra])
+
+    def _varies(self, type_param: str) -> bool:
+        return len(self.version.allowed(type_param)) > 1
+
+
+def stable_seed(*parts: object) -> int:
+    """A seed derived from names only, so generated values never depend on run order."""
+    digest = hashlib.sha256("\x1f".join(map(str, parts)).encode()).digest()
+    return int.from_bytes(digest[:8], "little")
+
+
+def type_bindings(
+    version: OpVersion, dtype_param: str, dtypes: tuple[str, ...] | None, types: dict[str, tuple[str, ...]]
+) -> list[dict[str, str]]:
+    """Every combination of type parameters a case runs with, primary dtype first."""
+    params = [p for p, _ in version.type_constraints]
+    choices = []
+    for param in params:
+        if param == dtype_param:
+            choices.append(dtypes if dtypes is not None else version.allowed(param))
+        else:
+            choices.append(types.get(param, version.allowed(param)))
+    return [dict(zip(params, combo)) for combo in itertools.product(*choices)]
+
+
+def value_dtype(version: OpVersion, name: str, bindings: dict[str, str], attribute_params: dict[str, str]) -> str:
+    """The dtype a named input (or input-like attribute) takes under a type binding."""
+    formal = version.input(name)
+    if formal is not None:
+        return bindings[formal.type_param]
+    if name in attribute_params:
+        return bindings[attribute_params[name]]
+    attribute = version.attribute(name)
+    if attribute is not None:
+        kind = _attribute_kind(attribute.type)
+        if kind in FROM_ATTRIBUTE_TYPES:
+            return FROM_ATTRIBUTE_TYPES[kind]
+    raise KeyError(name)
+
+
+def _attribute_kind(attr_type: int) -> str:
+    from onnx import AttributeProto
+
+    return AttributeProto.AttributeType.Name(attr_type)
+
+
+def attribute_value(version: OpVersion, name: str, array: np.ndarray) -> Any:
+    """An array written under `inputs:` turned into the attribute value an older version takes."""
+    kind = _attribute_kind(version.attribute(name).type)
+    if kind == "FLOAT":
+        return float(array.astype(np.float64))
+    if kind == "INTS":
+        return [int(v) for v in array.reshape(-1)]
+    if kind == "INT":
+        return int(array)
+    return array
+
+
+__all__ = ["Case", "Example", "Expectation", "stable_seed", "type_bindings", "value_dtype", "dtype"]

@@ -1,0 +1,345 @@
+"""YAML case files -> validated Cases -> Examples, with every problem reported as FILE:LINE.
+
+A case file is data only: it is read with a SafeLoader subclass that records line numbers and
+refuses duplicate keys; nothing in it is evaluated. The format:
+
+    op: Slice
+    defaults: {versions: [10, 11, 13]}     # optional, merged into every case
+    cases:
+      - name: negative_starts              # unique per op
+        spec: "All negative values in starts[i] and ends[i] have dims[axes[i]] added to them"
+        versions: [10, 11, 13]             # since-versions; default: every version
+        dtypes: [float, int64]             # the op's dtype axis; default: all the version allows
+        types: {Tind: [int32]}             # other type parameters; default: all allowed
+        inputs:                            # formal inputs; for older versions that take the
+          data: {shape: [3, 4], values: arange}  # same name as an attribute, it becomes one
+          starts: [-2]
+          ends: [INT_MAX]
+        attributes: {}
+        expect: {output: [[...]]}          # or {error: steps-zero}; default: the reference decides
+"""
+
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterable
+
+import yaml
+
+from .case import Case, Example, Expectation, attribute_value, stable_seed, type_bindings, value_dtype
+from .dtypes import canonical_name, dtype
+from .errors import CaseFileError, ConformError
+from .reference import for_op
+from .reference.base import OpReference
+from .registry import OpVersion, versions
+from .values import ValueProblem, to_array
+
+FILE_KEYS = ("op", "defaults", "cases")
+CASE_KEYS = ("name", "spec", "versions", "dtypes", "types", "inputs", "attributes", "expect")
+EXPECT_KEYS = ("output", "error")
+BUILTIN_CASES = Path(__file__).resolve().parent.parent / "cases"
+
+
+class LineDict(dict):
+    """A mapping that remembers the line it starts on and the line of each key."""
+
+    line: int = 0
+    key_lines: dict[str, int]
+
+
+class _LineLoader(yaml.SafeLoader):
+    """SafeLoader that records lines and rejects duplicate keys; still constructs plain data only."""
+
+
+def _construct_mapping(loader: _LineLoader, node: yaml.MappingNode) -> LineDict:
+    loader.flatten_mapping(node)
+    mapping = LineDict()
+    mapping.line = node.start_mark.line + 1
+    mapping.key_lines = {}
+    for key_node, value_node in node.value:
+        key = loader.construct_object(key_node, deep=True)
+        if key in mapping:
+            raise yaml.constructor.ConstructorError(None, None, f"duplicate key '{key}'", key_node.start_mark)
+        mapping[key] = loader.construct_object(value_node, deep=True)
+        mapping.key_lines[key] = key_node.start_mark.line + 1
+    return mapping
+
+
+_LineLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
+
+
+@dataclass(frozen=True)
+class CaseFile:
+    """One loaded file: its path for messages and its cases."""
+
+    path: str
+    op: str
+    cases: tuple[Case, ...]
+
+
+class _Problems:
+    """Collects problems across files so the user sees all of them at once."""
+
+    def __init__(self) -> None:
+        self.items: list[tuple[str, int | None, str]] = []
+
+    def add(self, path: str, line: int | None, message: str) -> None:
+        self.items.append((path, line, message))
+
+    def raise_if_any(self) -> None:
+        if self.items:
+            raise CaseFileError(self.items)
+
+
+def display_path(path: Path) -> str:
+    try:
+        return str(path.resolve().relative_to(Path.cwd()))
+    except ValueError:
+        try:
+            return str(path.resolve().relative_to(BUILTIN_CASES.parent))
+        except ValueError:
+            return str(path)
+
+
+def case_files(roots: Iterable[Path]) -> list[Path]:
+    found: list[Path] = []
+    for root in roots:
+        if root.is_dir():
+            found += sorted(p for p in root.rglob("*") if p.suffix in (".yaml", ".yml") and p.is_file())
+        elif root.exists():
+            found.append(root)
+        else:
+            raise ConformError(f"{root}: no such case file or folder")
+    return found
+
+
+def load_files(paths: Iterable[Path]) -> list[CaseFile]:
+    """Load and validate every file; raises one CaseFileError listing every problem found."""
+    problems = _Problems()
+    loaded = [f for f in (_load_file(p, problems) for p in paths) if f is not None]
+    names: dict[tuple[str, str], str] = {}
+    for case_file in loaded:
+        for case in case_file.cases:
+            key = (case.op, case.name)
+            if key in names:
+                problems.add(case_file.path, case.line, f"duplicate case name '{case.name}' (also at {names[key]})")
+            names[key] = f"{case_file.path}:{case.line}"
+    for case_file in loaded:
+        for case in case_file.cases:
+            _validate_by_expanding(case, case_file.path, problems)
+    problems.raise_if_any()
+    return loaded
+
+
+def _load_file(path: Path, problems: _Problems) -> CaseFile | None:
+    shown = display_path(path)
+    try:
+        document = yaml.load(path.read_text(encoding="utf-8"), Loader=_LineLoader)
+    except yaml.MarkedYAMLError as error:
+        mark = error.problem_mark or error.context_mark
+        problems.add(shown, mark.line + 1 if mark else None, f"invalid YAML: {error.problem or error.context}")
+        return None
+    except (yaml.YAMLError, OSError, UnicodeDecodeError) as error:
+        problems.add(shown, None, f"cannot read: {error}")
+        return None
+    if not isinstance(document, LineDict):
+        problems.add(shown, 1, "a case file is a mapping with 'op' and 'cases'")
+        return None
+    _check_keys(document, FILE_KEYS, shown, problems)
+    op = document.get("op")
+    try:
+        reference = for_op(str(op))
+    except ConformError as error:
+        problems.add(shown, document.key_lines.get("op", document.line), error.message)
+        return None
+    defaults = document.get("defaults") or LineDict()
+    cases_node = document.get("cases")
+    if not isinstance(cases_node, list) or not cases_node:
+        problems.add(shown, document.key_lines.get("cases", document.line), "'cases' must be a non-empty list")
+        return None
+    cases = [_case(entry, defaults, reference, shown, problems) for entry in cases_node]
+    return CaseFile(shown, reference.op, tuple(c for c in cases if c is not None))
+
+
+def _check_keys(mapping: LineDict, allowed: tuple[str, ...], path: str, problems: _Problems) -> bool:
+    ok = True
+    for key in mapping:
+        if key not in allowed:
+            close = difflib.get_close_matches(str(key), allowed, n=1)
+            hint = f" (did you mean '{close[0]}'?)" if close else f" (allowed: {', '.join(allowed)})"
+            problems.add(path, mapping.key_lines.get(key, mapping.line), f"unknown key '{key}'{hint}")
+            ok = False
+    return ok
+
+
+def _case(entry: Any, defaults: LineDict, reference: OpReference, path: str, problems: _Problems) -> Case | None:
+    if not isinstance(entry, LineDict):
+        problems.add(path, None, f"each case must be a mapping, not {entry!r}")
+        return None
+    merged = LineDict({**defaults, **entry})
+    merged.line, merged.key_lines = entry.line, {**getattr(defaults, "key_lines", {}), **entry.key_lines}
+    if not _check_keys(merged, CASE_KEYS, path, problems):
+        return None
+    name = merged.get("name")
+    if not isinstance(name, str) or not name.strip():
+        problems.add(path, entry.line, "every case needs a 'name' (a non-empty string)")
+        return None
+    try:
+        return Case(
+            op=reference.op,
+            name=name,
+            source=f"yaml:{path}:{entry.line}",
+            versions=_versions(merged.get("versions"), reference.op),
+            dtypes=_dtype_list(merged.get("dtypes")),
+            types=tuple((p, _dtype_list(v)) for p, v in (merged.get("types") or {}).items()),
+            inputs=tuple((merged.get("inputs") or {}).items()),
+            attributes=tuple((merged.get("attributes") or {}).items()),
+            expect=_expectation(merged.get("expect"), path, problems),
+            spec=str(merged.get("spec") or ""),
+            line=entry.line,
+        )
+    except (ConformError, ValueProblem, AttributeError, TypeError) as error:
+        problems.add(path, entry.line, f"case '{name}': {getattr(error, 'message', error)}")
+        return None
+
+
+def _versions(value: Any, op: str) -> tuple[int, ...] | None:
+    if value in (None, "all"):
+        return None
+    known = [v.since_version for v in versions(op)]
+    values = value if isinstance(value, list) else [value]
+    for v in values:
+        if v not in known:
+            raise ValueProblem(f"{op} has no version {v!r} (versions: {', '.join(map(str, known))})")
+    return tuple(values)
+
+
+def _dtype_list(value: Any) -> tuple[str, ...] | None:
+    if value in (None, "all"):
+        return None
+    values = value if isinstance(value, list) else [value]
+    return tuple(dtype(str(v)).name for v in values)
+
+
+def _expectation(value: Any, path: str, problems: _Problems) -> Expectation | None:
+    if value is None:
+        return None
+    if not isinstance(value, LineDict) or len(value) != 1:
+        raise ValueProblem("'expect' takes exactly one of {output: ...} or {error: RULE}")
+    _check_keys(value, EXPECT_KEYS, path, problems)
+    return Expectation(output=value.get("output"), error=value.get("error"))
+
+
+def _validate_by_expanding(case: Case, path: str, problems: _Problems) -> None:
+    try:
+        for version in applicable_versions(case):
+            expand(case, version)
+    except (ValueProblem, ConformError) as error:
+        problems.add(path, case.line, f"case '{case.name}': {getattr(error, 'message', error)}")
+
+
+def applicable_versions(case: Case) -> list[OpVersion]:
+    all_versions = versions(case.op)
+    return [v for v in all_versions if case.versions is None or v.since_version in case.versions]
+
+
+def expand(case: Case, version: OpVersion) -> list[Example]:
+    """One Example per type binding of this version; raises ValueProblem on values that do not fit."""
+    reference = for_op(case.op)
+    bindings = type_bindings(version, reference.dtype_param, case.dtypes, dict(case.types))
+    _check_dtypes_allowed(case, version, reference, bindings)
+    return [_example(case, version, reference, b) for b in bindings]
+
+
+def _check_dtypes_allowed(case: Case, version: OpVersion, reference: OpReference, bindings: list[dict[str, str]]) -> None:
+    if case.expect is not None and case.expect.error == "dtype-not-allowed":
+        return
+    for binding in bindings:
+        for param, name in binding.items():
+            if name not in version.allowed(param):
+                raise ValueProblem(
+                    f"{version.label} does not allow {param}={name} (allowed: {', '.join(version.allowed(param))}); "
+                    "restrict 'versions' or 'dtypes', or expect {error: dtype-not-allowed}"
+                )
+
+
+def _example(case: Case, version: OpVersion, reference: OpReference, binding: dict[str, str]) -> Example:
+    seed = stable_seed(version.label, case.name, *binding.values())
+    inputs: dict[str, Any] = {}
+    attributes: dict[str, Any] = {}
+    for name, written in case.inputs:
+        if version.input(name) is None and version.attribute(name) is None:
+            raise ValueProblem(f"'{name}' is neither an input nor an attribute of {version.label}")
+        if written is None:
+            _place(version, name, None, inputs, attributes)
+            continue
+        array = _typed(written, version, name, binding, reference, seed, f"input '{name}'")
+        _place(version, name, array, inputs, attributes)
+    for name, written in case.attributes:
+        if version.attribute(name) is None:
+            raise ValueProblem(f"'{name}' is not an attribute of {version.label}")
+        attributes[name] = _attribute(version, name, written, binding, reference, seed)
+    expect = case.expect or Expectation()
+    output = None
+    if expect.output is not None:
+        out_dtype = dtype(binding[reference.output_param])
+        output = _checked(lambda: to_array(expect.output, out_dtype, seed), "expected output")
+    return Example(
+        version=version, name=case.name, types=binding, inputs=inputs, attributes=attributes,
+        source=case.source, dtype_param=reference.dtype_param, spec=case.spec,
+        expect_error=expect.error, expect_output=output,
+    )
+
+
+def _place(version: OpVersion, name: str, array: Any, inputs: dict, attributes: dict) -> None:
+    if version.input(name) is not None:
+        inputs[name] = array
+    elif array is not None:
+        attributes[name] = attribute_value(version, name, array)
+
+
+def _typed(written: Any, version: OpVersion, name: str, binding: dict, reference: OpReference, seed: int, what: str):
+    dt = dtype(value_dtype(version, name, binding, reference.attribute_params))
+    return _checked(lambda: to_array(written, dt, seed), what)
+
+
+def _checked(make, what: str):
+    try:
+        return make()
+    except ValueProblem as problem:
+        raise ValueProblem(f"{what}: {problem}") from None
+
+
+def _attribute(version: OpVersion, name: str, written: Any, binding: dict, reference: OpReference, seed: int) -> Any:
+    if name in reference.attribute_params:
+        array = _typed(written, version, name, binding, reference, seed, f"attribute '{name}'")
+        return array.reshape(1) if array.ndim == 0 else array
+    return written
+
+
+def load_examples(op: str, roots: Iterable[Path] = (BUILTIN_CASES,)) -> list[Example]:
+    """Every Example of every case file for `op` (validated across all files), in file order."""
+    examples: list[Example] = []
+    for case_file in load_files(case_files(roots)):
+        if case_file.op != op:
+            continue
+        for case in case_file.cases:
+            for version in applicable_versions(case):
+                examples += expand(case, version)
+    return examples
+
+
+def count_cases(roots: Iterable[Path] = (BUILTIN_CASES,)) -> dict[tuple[str, int], int]:
+    """How many cases apply to each (op, since-version)."""
+    counts: dict[tuple[str, int], int] = {}
+    for case_file in load_files(case_files(roots)):
+        for case in case_file.cases:
+            for version in applicable_versions(case):
+                key = (case.op, version.since_version)
+                counts[key] = counts.get(key, 0) + 1
+    return counts
+
+
+__all__ = ["load_files", "load_examples", "count_cases", "case_files", "expand", "canonical_name", "BUILTIN_CASES"]

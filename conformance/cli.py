@@ -1,0 +1,131 @@
+"""Thin typer commands. Each hands off to plain functions; ConformError is caught once, in `main`.
+
+Exit codes: 0 conformant, 1 non-conformant, 2 usage or input error, 3 provider or backend not
+available.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+from typing import List, Optional
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from . import casefile, registry
+from .errors import ConformError
+from .execute import RunOptions, run_examples, select_examples
+from .reference import covered_ops, for_op
+from .report import console as console_report
+from .report import exit_code, json_report
+from .runners import make_runner
+
+app = typer.Typer(add_completion=False, no_args_is_help=True, help="Spec-conformance tests for ONNX operators.")
+out = Console()
+err = Console(stderr=True)
+DEFAULT_REPORT_DIR = Path("reports")
+
+
+@app.command("list")
+def list_command(
+    cases: List[Path] = typer.Option([], "--cases", help="Extra case files or folders."),
+) -> None:
+    """Every covered op version, the dtypes its type constraints allow, and its YAML case count."""
+    counts = casefile.count_cases((casefile.BUILTIN_CASES, *cases))
+    table = Table(title="conform: covered operators")
+    for column in ("op", "version", "dtypes", "cases"):
+        table.add_column(column)
+    for op in covered_ops():
+        reference = for_op(op)
+        for version in registry.versions(op):
+            dtypes = ", ".join(version.allowed(reference.dtype_param))
+            table.add_row(op, str(version.since_version), dtypes, str(counts.get((op, version.since_version), 0)))
+    out.print(table)
+
+
+@app.command("run")
+def run_command(
+    op: str = typer.Option(..., "--op", help="Operator name, e.g. Slice."),
+    opset: Optional[int] = typer.Option(None, "--opset", help="Run the version in force at this opset (default: every version)."),
+    dtypes: List[str] = typer.Option([], "--dtype", help="Only these dtypes (repeatable)."),
+    provider: str = typer.Option("cpu", "--provider", help="onnxruntime execution provider: cpu, cuda or dml."),
+    backend: Optional[str] = typer.Option(None, "--backend", help="An onnx.backend-style MODULE[:ATTRIBUTE] to test instead."),
+    runner: str = typer.Option("onnxruntime", "--runner", help="onnxruntime or reference (onnx.reference)."),
+    report_json: Optional[Path] = typer.Option(None, "--report-json", help="Where to write the JSON report."),
+    case: List[str] = typer.Option([], "--case", help="Only the case with this id (repeatable); see a report's 'replay'."),
+    cases: List[Path] = typer.Option([], "--cases", help="Extra case files or folders."),
+    strict_zero: bool = typer.Option(False, "--strict-zero", help="Tell +0.0 from -0.0."),
+    strict_validation: bool = typer.Option(False, "--strict-validation", help="Fail when a runtime accepts invalid input."),
+    fail_on_unsupported: bool = typer.Option(False, "--fail-on-unsupported", help="Fail on unsupported cases."),
+    verbose: bool = typer.Option(False, "--verbose", "-v", help="Also detail ambiguous and unsupported cases."),
+) -> None:
+    """Run an op's cases on a runtime and compare with conform's reference."""
+    from .dtypes import dtype
+
+    options = RunOptions(
+        op=for_op(op).op,
+        opset=opset,
+        dtypes=tuple(dtype(d).name for d in dtypes),
+        case_ids=tuple(case),
+        strict_zero=strict_zero,
+        case_roots=(casefile.BUILTIN_CASES, *cases),
+    )
+    chosen_runner = make_runner(runner, provider, backend)
+    examples = select_examples(options)
+    results = _run_with_progress(examples, chosen_runner, options)
+    path = report_json or DEFAULT_REPORT_DIR / f"{options.op}{'-' + str(opset) if opset else ''}.json"
+    doc = json_report.document(results, chosen_runner.describe(), None, _options_record(options, strict_validation))
+    json_report.write(path, doc)
+    shown = ("fail", "error", "lenient") + (("ambiguous", "unsupported") if verbose else ())
+    console_report.render(results, out, str(path), show=shown)
+    raise typer.Exit(exit_code(results, strict_validation, fail_on_unsupported))
+
+
+def _run_with_progress(examples, runner, options):
+    if not err.is_terminal:
+        return run_examples(examples, runner, options)
+    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
+    with Progress(*columns, console=err, transient=True) as progress:
+        task = progress.add_task(f"{options.op}", total=len(examples))
+        return run_examples(examples, runner, options, on_result=lambda r: progress.advance(task))
+
+
+def _options_record(options: RunOptions, strict_validation: bool) -> dict:
+    return {
+        "op": options.op,
+        "opset": options.opset,
+        "dtypes": list(options.dtypes),
+        "cases": list(options.case_ids),
+        "strict_zero": options.strict_zero,
+        "strict_validation": strict_validation,
+    }
+
+
+def main() -> None:
+    """Console-script entry point: the one place a ConformError becomes a message and an exit code."""
+    try:
+        code = app(standalone_mode=False)
+    except ConformError as error:
+        err.print(f"[bold red]error:[/bold red] {error.message}", highlight=False)
+        sys.exit(error.exit_code)
+    except typer.Exit as done:
+        sys.exit(done.exit_code)
+    except (typer.Abort, KeyboardInterrupt):
+        err.print("interrupted")
+        sys.exit(130)
+    except Exception as error:  # click usage errors arrive as click exceptions
+        import click
+
+        if isinstance(error, click.ClickException):
+            error.show()
+            sys.exit(2)
+        raise
+    sys.exit(code if isinstance(code, int) else 0)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,154 @@
+"""Comparison: expected vs actual -> a Verdict (outcome, message, and the diff a person reads).
+
+Rules: dtype and shape must match exactly; values compare bitwise, except that any NaN matches
+any NaN, and +0.0 matches -0.0 unless `strict_zero`. A valid case matches when the actual output
+equals any of the reference's readings; a match against one of several distinct readings is
+`ambiguous`. An invalid case passes when the runtime rejects it, and is `lenient` otherwise.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .dtypes import from_numpy
+from .reference.base import Expected
+from .runners.base import RunOutput
+from .values import format_scalar
+
+PASS, FAIL, UNSUPPORTED, AMBIGUOUS, LENIENT, ERROR = "pass", "fail", "unsupported", "ambiguous", "lenient", "error"
+OUTCOMES = (PASS, FAIL, UNSUPPORTED, AMBIGUOUS, LENIENT, ERROR)
+MAX_LISTED_MISMATCHES = 10
+
+
+@dataclass(frozen=True)
+class Mismatch:
+    """Where one output differs: shape/dtype, or the first differing indices with both values."""
+
+    output: int
+    expected_type: str
+    actual_type: str
+    indices: tuple[tuple[tuple[int, ...], str, str], ...] = ()
+    count: int = 0
+    total: int = 0
+    max_abs_diff: float | None = None
+
+    def lines(self) -> list[str]:
+        text = [f"output {self.output}: expected {self.expected_type}, got {self.actual_type}"]
+        if self.count:
+            text.append(f"{self.count} of {self.total} values differ" +
+                        (f" (max |diff| {self.max_abs_diff:g})" if self.max_abs_diff is not None else ""))
+            text += [f"  at {list(i)}: expected {e}, got {a}" for i, e, a in self.indices]
+        return text
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """The outcome of one example, with a one-line message and, for failures, the mismatch."""
+
+    outcome: str
+    message: str
+    mismatches: tuple[Mismatch, ...] = field(default_factory=tuple)
+    reading: str | None = None
+
+
+def type_text(array: np.ndarray) -> str:
+    return f"{from_numpy(array.dtype).name}{list(array.shape)}"
+
+
+def _bits(array: np.ndarray) -> np.ndarray:
+    if array.dtype.kind in "OUS":
+        return array
+    return np.ascontiguousarray(array).view(np.dtype(f"u{array.dtype.itemsize}"))
+
+
+def equal_mask(expected: np.ndarray, actual: np.ndarray, strict_zero: bool = False) -> np.ndarray:
+    """Elementwise agreement under conform's rules (same dtype and shape assumed)."""
+    if expected.dtype.kind == "O":
+        return np.array([e == a for e, a in zip(expected.reshape(-1), actual.reshape(-1))], dtype=bool).reshape(expected.shape)
+    same = _bits(expected) == _bits(actual)
+    if from_numpy(expected.dtype).kind in ("float", "complex"):
+        wide_e, wide_a = _wide(expected), _wide(actual)
+        both_nan = _isnan(wide_e) & _isnan(wide_a)
+        same |= both_nan
+        if not strict_zero:
+            same |= (wide_e == 0) & (wide_a == 0)
+    return same
+
+
+def _wide(array: np.ndarray) -> np.ndarray:
+    return array if array.dtype.kind == "c" else array.astype(np.float64)
+
+
+def _isnan(array: np.ndarray) -> np.ndarray:
+    return np.isnan(array) if array.dtype.kind != "c" else np.isnan(array.real) | np.isnan(array.imag)
+
+
+def arrays_identical(expected: np.ndarray, actual: np.ndarray, strict_zero: bool = True) -> bool:
+    if expected.dtype != actual.dtype or expected.shape != actual.shape:
+        return False
+    return bool(equal_mask(expected, actual, strict_zero).all())
+
+
+def mismatch(index: int, expected: np.ndarray, actual: np.ndarray, strict_zero: bool) -> Mismatch | None:
+    """None when the two agree; otherwise where and by how much they differ."""
+    expected_type, actual_type = type_text(expected), type_text(actual)
+    if expected.dtype != actual.dtype or expected.shape != actual.shape:
+        return Mismatch(index, expected_type, actual_type)
+    differs = ~equal_mask(expected, actual, strict_zero)
+    if not differs.any():
+        return None
+    where = np.argwhere(differs)
+    listed = tuple(
+        (tuple(int(i) for i in idx), format_scalar(expected[tuple(idx)]), format_scalar(actual[tuple(idx)]))
+        for idx in where[:MAX_LISTED_MISMATCHES]
+    )
+    return Mismatch(index, expected_type, actual_type, listed, int(differs.sum()), int(differs.size),
+                    _max_abs_diff(expected[differs], actual[differs]))
+
+
+def _max_abs_diff(expected: np.ndarray, actual: np.ndarray) -> float | None:
+    kind = from_numpy(expected.dtype).kind
+    if kind not in ("float", "int", "uint"):
+        return None
+    with np.errstate(all="ignore"):
+        diff = np.abs(expected.astype(np.float64) - actual.astype(np.float64))
+    finite = diff[np.isfinite(diff)]
+    return float(finite.max()) if finite.size else None
+
+
+def _outputs_mismatches(expected: tuple[np.ndarray, ...], actual: tuple[np.ndarray, ...], strict_zero: bool) -> list[Mismatch]:
+    if len(expected) != len(actual):
+        return [Mismatch(0, f"{len(expected)} outputs", f"{len(actual)} outputs")]
+    found = [mismatch(i, e, a, strict_zero) for i, (e, a) in enumerate(zip(expected, actual))]
+    return [m for m in found if m is not None]
+
+
+def judge(expected: Expected, run: RunOutput, strict_zero: bool = False) -> Verdict:
+    """The verdict for one example: what the spec expects vs what the runner did."""
+    if not expected.is_valid:
+        return _judge_invalid(expected, run)
+    if run.unsupported:
+        return Verdict(UNSUPPORTED, run.error or "unsupported")
+    if run.error is not None:
+        if expected.may_reject:
+            return Verdict(AMBIGUOUS, f"rejected; the spec allows it: {expected.may_reject}. Runtime said: {run.error}")
+        return Verdict(FAIL, f"runtime rejected a valid input: {run.error}")
+    first_mismatches: list[Mismatch] = []
+    for reading in expected.readings:
+        found = _outputs_mismatches(reading.outputs, run.outputs, strict_zero)
+        if not found:
+            if len(expected.readings) > 1:
+                return Verdict(AMBIGUOUS, f"matches the reading '{reading.label}' ({expected.ambiguity})", reading=reading.label)
+            return Verdict(PASS, "outputs match", reading=reading.label)
+        first_mismatches = first_mismatches or found
+    readings_note = f" (none of {len(expected.readings)} allowed readings match)" if len(expected.readings) > 1 else ""
+    return Verdict(FAIL, first_mismatches[0].lines()[0] + readings_note, tuple(first_mismatches))
+
+
+def _judge_invalid(expected: Expected, run: RunOutput) -> Verdict:
+    rule = f"{expected.invalid.rule}: {expected.invalid.sentence}"
+    if run.error is not None:
+        return Verdict(PASS, f"rejected invalid input ({expected.invalid.rule})")
+    return Verdict(LENIENT, f"accepted invalid input: {rule}")

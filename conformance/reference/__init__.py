@@ -1,0 +1,28 @@
+"""Built-in references, one module per op, registered here explicitly.
+
+Adding an op: write `reference/<op>.py` ending in a `REFERENCE = OpReference(...)`, and add it to
+`_REFERENCES` below. The registry then knows the op, and `conform list` shows it.
+"""
+
+from __future__ import annotations
+
+from ..errors import UsageError
+from . import clip, constant_of_shape, slice
+from .base import Expected, Invalid, OpReference, Reading
+
+_REFERENCES: tuple[OpReference, ...] = (clip.REFERENCE, constant_of_shape.REFERENCE, slice.REFERENCE)
+
+
+def covered_ops() -> list[str]:
+    return [r.op for r in _REFERENCES]
+
+
+def for_op(op: str) -> OpReference:
+    """The reference for an op name (case-insensitive); UsageError listing the covered ops."""
+    for reference in _REFERENCES:
+        if reference.op.lower() == op.lower():
+            return reference
+    raise UsageError(f"unknown op '{op}' (covered: {', '.join(covered_ops())})")
+
+
+__all__ = ["Expected", "Invalid", "OpReference", "Reading", "covered_ops", "for_op"]

@@ -1,0 +1,111 @@
+"""What a reference answers, and how an op's per-version semantics are registered.
+
+A reference answers every Example with an `Expected`: the output readings the spec allows (one,
+or several where the text is ambiguous), or the rule that makes the input invalid, quoting the
+spec sentence it comes from. `OpReference` holds one op's semantic-version classes and resolves a
+version as "the highest since-version <= the requested one".
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..case import Example
+from ..registry import OpVersion
+
+
+@dataclass(frozen=True)
+class Invalid:
+    """An input the spec forbids: a short rule id and the sentence of the spec that forbids it."""
+
+    rule: str
+    sentence: str
+
+
+@dataclass(frozen=True, eq=False)
+class Reading:
+    """One allowed output, with a label saying which reading of the text produced it."""
+
+    outputs: tuple[np.ndarray, ...]
+    label: str = "spec"
+
+
+@dataclass(frozen=True, eq=False)
+class Expected:
+    """The reference's answer for one Example."""
+
+    readings: tuple[Reading, ...] = ()
+    invalid: Invalid | None = None
+    may_reject: str | None = None  # why the spec also allows a runtime to reject this valid input
+    ambiguity: str | None = None  # what is ambiguous, when readings differ
+
+    @property
+    def is_valid(self) -> bool:
+        return self.invalid is None
+
+
+def single(output: np.ndarray, label: str = "spec") -> Expected:
+    return Expected(readings=(Reading((output,), label),))
+
+
+def readings(candidates: list[Reading], ambiguity: str, may_reject: str | None = None) -> Expected:
+    """An Expected from candidate readings, dropping those whose outputs are bitwise identical."""
+    distinct: list[Reading] = []
+    for candidate in candidates:
+        if not any(_same_outputs(candidate, seen) for seen in distinct):
+            distinct.append(candidate)
+    return Expected(
+        readings=tuple(distinct),
+        ambiguity=ambiguity if len(distinct) > 1 else None,
+        may_reject=may_reject,
+    )
+
+
+def _same_outputs(a: Reading, b: Reading) -> bool:
+    from ..compare import arrays_identical
+
+    return all(arrays_identical(x, y) for x, y in zip(a.outputs, b.outputs))
+
+
+class VersionSemantics:
+    """Base of one semantic version of an op: subclasses set `since` and implement `expected`."""
+
+    since: int = 0
+
+    def expected(self, example: Example) -> Expected:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+
+@dataclass(frozen=True)
+class OpReference:
+    """One op's reference: its semantic versions and how its inputs map onto type parameters."""
+
+    op: str
+    dtype_param: str
+    output_param: str
+    semantics: tuple[type[VersionSemantics], ...]
+    attribute_params: dict[str, str] = field(default_factory=dict)
+
+    def semantics_for(self, version: OpVersion) -> VersionSemantics:
+        eligible = [s for s in self.semantics if s.since <= version.since_version]
+        return max(eligible, key=lambda s: s.since)()
+
+    def output_dtype(self, example: Example) -> str:
+        return example.types[self.output_param]
+
+    def expected(self, example: Example) -> Expected:
+        wrong_type = self.disallowed_type(example)
+        if wrong_type is not None:
+            return Expected(invalid=wrong_type)
+        return self.semantics_for(example.version).expected(example)
+
+    def disallowed_type(self, example: Example) -> Invalid | None:
+        for param, name in example.types.items():
+            if name not in example.version.allowed(param):
+                return Invalid(
+                    "dtype-not-allowed",
+                    f"{example.version.label} Type Constraints: {example.version.type_constraint_text(param)}",
+                )
+        return None

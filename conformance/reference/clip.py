@@ -1,0 +1,175 @@
+"""Reference for Clip (versions 1, 6, 11, 12, 13), from the spec text in shared/spec.
+
+Every version computes `Min(max, Max(input, min))` (Clip-13's function body; for min > max it
+gives max everywhere, which Clip-13 states and onnx's node test expects of earlier versions).
+What differs is where the bounds come from and what an absent bound means:
+
+- Clip-1: `min`/`max` FLOAT attributes, no schema default; the text says they default to
+  numeric_limits lowest()/max().
+- Clip-6: the same attributes with defaults of +-3.402823e+38 written in the text.
+- Clip-11 and later: optional scalar inputs of type T.
+
+Ambiguities are returned as several readings (see `_missing_bound_candidates` and `_nan_bound`).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..case import Example
+from ..dtypes import DType, dtype, from_numpy
+from .base import Expected, Invalid, OpReference, Reading, VersionSemantics, readings
+
+LIMITS_SENTENCE = "They default to numeric_limits::lowest() and numeric_limits::max(), respectively."
+SCALAR_SENTENCE = "min/max: It must be a scalar(tensor of empty shape)."
+MIN_GT_MAX = (
+    "the text of versions before 13 says nothing about min > max; onnx's node test "
+    "test_clip_min_greater_than_max expects every element to be max, and a runtime may also reject it"
+)
+CLIP6_TEXT_DEFAULT = 3.402823e38  # the literal written in Clip-6's attribute defaults
+
+
+def clip(x: np.ndarray, low: float | int | None, high: float | int | None) -> np.ndarray:
+    """`Min(high, Max(x, low))` computed exactly: ints in their own type, floats in float64."""
+    dt = dtype_of(x)
+    work = x.astype(np.float64) if dt.kind == "float" else x
+    with np.errstate(invalid="ignore"):
+        if low is not None:
+            work = np.maximum(work, _as(work, low))
+        if high is not None:
+            work = np.minimum(work, _as(work, high))
+    with np.errstate(all="ignore"):
+        return work.astype(x.dtype).reshape(x.shape)
+
+
+def _as(work: np.ndarray, bound: float | int) -> np.ndarray:
+    return np.array(bound, dtype=work.dtype)
+
+
+def dtype_of(array: np.ndarray) -> DType:
+    return from_numpy(array.dtype)
+
+
+def _in_type(value: float, dt: DType) -> float | int:
+    """A float32 attribute value as the tensor type T would hold it."""
+    with np.errstate(all="ignore"):
+        held = np.array(np.float32(value)).astype(dt.np_dtype)
+    return float(held) if dt.kind == "float" else int(held)
+
+
+class _ClipSemantics(VersionSemantics):
+    """Shared computation: gather bound candidates per side, then one reading per combination."""
+
+    def bound(self, example: Example, side: str) -> object:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def defaults(self, example: Example, dt: DType, side: str) -> list[tuple[str, float | int | None]]:
+        limit = dt.lowest if side == "min" else dt.max
+        candidates = [("numeric_limits default", float(limit) if dt.kind == "float" else int(limit))]
+        if dt.has_inf:
+            candidates.append(("absent bound leaves +-inf (Clip-13 function body)", None))
+        return candidates
+
+    def may_reject(self, low: object, high: object) -> str | None:
+        return None
+
+    def expected(self, example: Example) -> Expected:
+        invalid = self.invalid(example)
+        if invalid is not None:
+            return Expected(invalid=invalid)
+        x = example.inputs["input"]
+        dt = dtype(example.dtype)
+        low_candidates = self.candidates(example, "min", dt)
+        high_candidates = self.candidates(example, "max", dt)
+        options = [
+            Reading((clip(x, low, high),), f"min: {low_label}; max: {high_label}")
+            for low_label, low in low_candidates
+            for high_label, high in high_candidates
+        ]
+        first_low, first_high = low_candidates[0][1], high_candidates[0][1]
+        return readings(
+            options,
+            ambiguity="; ".join(sorted({o.label for o in options})),
+            may_reject=self.may_reject(first_low, first_high),
+        )
+
+    def invalid(self, example: Example) -> Invalid | None:
+        return None
+
+    def candidates(self, example: Example, side: str, dt: DType) -> list[tuple[str, float | int | None]]:
+        value = self.bound(example, side)
+        if value is None:
+            return self.defaults(example, dt, side)
+        if dt.kind == "float" and np.isnan(value):
+            return [("NaN bound ignored", None), ("NaN bound gives NaN", float("nan"))]
+        return [("given", value)]
+
+
+class Clip1(_ClipSemantics):
+    """Clip-1: bounds are FLOAT attributes with no schema default; `consumed_inputs` is ignored."""
+
+    since = 1
+
+    def bound(self, example: Example, side: str) -> float | int | None:
+        value = example.attributes.get(side)
+        return None if value is None else _in_type(value, dtype(example.dtype))
+
+    def may_reject(self, low: object, high: object) -> str | None:
+        if low is not None and high is not None and not np.isnan(low) and not np.isnan(high) and low > high:
+            return MIN_GT_MAX
+        return None
+
+
+class Clip6(Clip1):
+    """Clip-6: as Clip-1, but an absent bound may also be read as the attribute's default.
+
+    The text writes the default as +-3.402823e+38, which a FLOAT attribute holds as 3.4028230e+38,
+    not FLT_MAX; the schema onnx ships stores FLT_MAX. Each, held in T, is an allowed reading next
+    to numeric_limits of T.
+    """
+
+    since = 6
+
+    def defaults(self, example: Example, dt: DType, side: str) -> list[tuple[str, float | int | None]]:
+        sign = -1.0 if side == "min" else 1.0
+        schema_default = example.version.attribute(side).default
+        extra = [("attribute default +-3.402823e+38 as written in the text", _in_type(sign * CLIP6_TEXT_DEFAULT, dt))]
+        if schema_default is not None:
+            extra.append(("attribute default as onnx's schema stores it", _in_type(schema_default, dt)))
+        return super().defaults(example, dt, side) + extra
+
+
+class Clip11(Clip1):
+    """Clip-11 and Clip-12: bounds are optional scalar inputs of type T."""
+
+    since = 11
+
+    def bound(self, example: Example, side: str) -> float | int | None:
+        value = example.inputs.get(side)
+        if value is None:
+            return None
+        return float(value.astype(np.float64)) if dtype(example.dtype).kind == "float" else int(value)
+
+    def invalid(self, example: Example) -> Invalid | None:
+        for side in ("min", "max"):
+            value = example.inputs.get(side)
+            if value is not None and value.ndim != 0:
+                return Invalid("bound-not-scalar", f"{example.version.label}: {SCALAR_SENTENCE}")
+        return None
+
+
+class Clip13(Clip11):
+    """Clip-13: as Clip-11, and min > max is defined (every element is max)."""
+
+    since = 13
+
+    def may_reject(self, low: object, high: object) -> str | None:
+        return None
+
+
+REFERENCE = OpReference(
+    op="Clip",
+    dtype_param="T",
+    output_param="T",
+    semantics=(Clip1, Clip6, Clip11, Clip13),
+)

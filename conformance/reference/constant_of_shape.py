@@ -1,0 +1,45 @@
+"""Reference for ConstantOfShape (versions 9, 20, 21, 23, 24, 25), from the spec text.
+
+Every version has the same semantics; later versions only widen T2, which the registry reads from
+onnx.defs. Version 25 (int2/uint2) is not in shared/spec's text; its schema says the same.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..case import Example
+from .base import Expected, Invalid, OpReference, VersionSemantics, single
+
+SHAPE_1D = "input: 1D tensor. The shape of the expected output tensor. If empty tensor is given, the output would be a scalar."
+NON_NEGATIVE = "input: All values must be >= 0."
+ONE_ELEMENT = "value: (Optional) The value of the output elements. Should be a one-element tensor."
+
+
+class ConstantOfShape9(VersionSemantics):
+    """Output of shape `input`, every element `value` (float32 0 when `value` is absent)."""
+
+    since = 9
+
+    def expected(self, example: Example) -> Expected:
+        shape = example.inputs["input"]
+        if shape.ndim != 1:
+            return Expected(invalid=Invalid("shape-not-1d", SHAPE_1D))
+        if (shape < 0).any():
+            return Expected(invalid=Invalid("negative-dim", NON_NEGATIVE))
+        value = example.attributes.get("value")
+        if value is None:
+            value = np.zeros((1,), dtype=np.float32)
+        if value.size != 1:
+            return Expected(invalid=Invalid("value-not-one-element", ONE_ELEMENT))
+        dims = tuple(int(d) for d in shape)
+        return single(np.broadcast_to(value.reshape(()), dims).copy())
+
+
+REFERENCE = OpReference(
+    op="ConstantOfShape",
+    dtype_param="T2",
+    output_param="T2",
+    semantics=(ConstantOfShape9,),
+    attribute_params={"value": "T2"},
+)

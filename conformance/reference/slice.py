@@ -1,0 +1,139 @@
+"""Reference for Slice (versions 1, 10, 11, 13), from the spec text in shared/spec.
+
+The index arithmetic follows Slice-13's text, the most precise of the four, which spells out what
+the earlier texts say in prose ("a value larger than n represents n", "negative means from the
+end"): negative starts/ends get dims[axis] added, then starts are clamped to [0, dims] for
+positive steps and [0, dims-1] for negative ones, ends to [0, dims] and [-1, dims-1]. All
+arithmetic is in Python integers, so INT_MIN + dims never wraps.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..case import Example
+from .base import Expected, Invalid, OpReference, Reading, VersionSemantics, readings, single
+
+STEPS_ZERO = "steps: Negative value means slicing backward. 'steps' cannot be 0. (Slice-11, Slice-13)"
+AXES_RANGE = "axes: Negative value means counting dimensions from the back. Accepted range is [-r, r-1] where r = rank(data)."
+AXES_NON_NEGATIVE = "axes: the Slice-1 and Slice-10 texts give no meaning to a negative axis (counting from the back starts with Slice-11)"
+LENGTHS = "starts/ends (and axes, steps): 1-D tensors of the starting and ending indices of the corresponding axis in `axes`"
+REPEATED = "axes: Behavior is undefined if an axis is repeated. (Slice-13)"
+ONE_D = "starts/ends/axes/steps: 1-D tensor"
+DEFAULT_AXES = (
+    "the Slice-10+ text says omitted axes are [0, ..., ndim-1], which does not match len(starts); "
+    "reading them as [0, ..., len(starts)-1] (as Slice-1 says) is allowed, and so is a rejection"
+)
+
+
+def effective_indices(start: int, end: int, step: int, dim: int) -> range:
+    """The indices one axis keeps, per Slice-13's clamping sentences."""
+    if start < 0:
+        start += dim
+    if end < 0:
+        end += dim
+    if step > 0:
+        start, end = _clamp(start, 0, dim), _clamp(end, 0, dim)
+    else:
+        start, end = _clamp(start, 0, dim - 1), _clamp(end, -1, dim - 1)
+    return range(start, end, step)
+
+
+def _clamp(value: int, low: int, high: int) -> int:
+    return max(low, min(value, high))
+
+
+def slice_array(data: np.ndarray, starts: list[int], ends: list[int], axes: list[int], steps: list[int]) -> np.ndarray:
+    out = data
+    for start, end, axis, step in zip(starts, ends, axes, steps):
+        kept = np.array(effective_indices(start, end, step, data.shape[axis]), dtype=np.intp)
+        out = np.take(out, kept, axis=axis)
+    return out
+
+
+class Slice1(VersionSemantics):
+    """Slice-1: starts, ends and axes are attributes; no steps; omitted axes are [0..len(starts)-1]."""
+
+    since = 1
+    negative_axes = False
+    omitted_axes_text_is_rank = False
+
+    def parameters(self, example: Example) -> dict[str, list[int] | None]:
+        return {name: example.attributes.get(name) for name in ("starts", "ends", "axes")} | {"steps": None}
+
+    def expected(self, example: Example) -> Expected:
+        data = example.inputs["data"]
+        params = self.parameters(example)
+        if isinstance(params, Invalid):
+            return Expected(invalid=params)
+        starts, ends = params["starts"], params["ends"]
+        steps = params["steps"] if params["steps"] is not None else [1] * len(starts)
+        invalid = self.check_lengths(starts, ends, params["axes"], steps) or self.check_steps(steps)
+        if invalid:
+            return Expected(invalid=invalid)
+        axes = params["axes"]
+        if axes is None:
+            return self.with_default_axes(data, starts, ends, steps)
+        invalid = self.check_axes(axes, data.ndim)
+        if invalid:
+            return Expected(invalid=invalid)
+        axes = [a + data.ndim if a < 0 else a for a in axes]
+        return single(slice_array(data, starts, ends, axes, steps))
+
+    def with_default_axes(self, data: np.ndarray, starts: list[int], ends: list[int], steps: list[int]) -> Expected:
+        if len(starts) > data.ndim:
+            return Expected(invalid=Invalid("axis-out-of-range", f"{LENGTHS}; more starts than data has axes"))
+        output = slice_array(data, starts, ends, list(range(len(starts))), steps)
+        if self.omitted_axes_text_is_rank and len(starts) != data.ndim:
+            return readings([Reading((output,), "axes = [0..len(starts)-1]")], DEFAULT_AXES, may_reject=DEFAULT_AXES)
+        return single(output)
+
+    def check_lengths(self, starts, ends, axes, steps) -> Invalid | None:
+        lengths = {len(starts), len(ends), len(steps)} | ({len(axes)} if axes is not None else set())
+        if len(lengths) != 1:
+            return Invalid("length-mismatch", LENGTHS)
+        return None
+
+    def check_steps(self, steps: list[int]) -> Invalid | None:
+        return Invalid("steps-zero", STEPS_ZERO) if 0 in steps else None
+
+    def check_axes(self, axes: list[int], rank: int) -> Invalid | None:
+        if not self.negative_axes and any(a < 0 for a in axes):
+            return Invalid("negative-axis", AXES_NON_NEGATIVE)
+        if any(not -rank <= a < rank for a in axes):
+            return Invalid("axis-out-of-range", AXES_RANGE)
+        normalised = [a + rank if a < 0 else a for a in axes]
+        if len(set(normalised)) != len(normalised):
+            return Invalid("repeated-axes", REPEATED)
+        return None
+
+
+class Slice10(Slice1):
+    """Slice-10: starts, ends, axes and steps become inputs of type Tind; axes still non-negative."""
+
+    since = 10
+    omitted_axes_text_is_rank = True
+
+    def parameters(self, example: Example) -> dict[str, list[int] | None] | Invalid:
+        params: dict[str, list[int] | None] = {}
+        for name in ("starts", "ends", "axes", "steps"):
+            value = example.inputs.get(name)
+            if value is not None and value.ndim != 1:
+                return Invalid("index-not-1d", f"{name}: {ONE_D}")
+            params[name] = None if value is None else [int(v) for v in value]
+        return params
+
+
+class Slice11(Slice10):
+    """Slice-11 and Slice-13: negative axes count from the back (range [-r, r-1])."""
+
+    since = 11
+    negative_axes = True
+
+
+REFERENCE = OpReference(
+    op="Slice",
+    dtype_param="T",
+    output_param="T",
+    semantics=(Slice1, Slice10, Slice11),
+)

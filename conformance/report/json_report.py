@@ -1,0 +1,124 @@
+"""The JSON report: tool versions, runner, seed, summary, and one record per result.
+
+Arrays are written as {"dtype", "shape", "data"}; non-finite floats as the strings "nan", "inf",
+"-inf" so the file stays strict JSON. Large tensors are cut to their first values, and say so.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import onnx
+
+from .. import __version__
+from ..values import dtype_name, format_scalar
+from . import summary
+
+MAX_ELEMENTS = 4096
+
+
+def tensor(array: np.ndarray | None) -> dict | None:
+    if array is None:
+        return None
+    flat = array.reshape(-1)
+    record: dict[str, Any] = {"dtype": dtype_name(array), "shape": list(array.shape)}
+    values = [_json_scalar(v) for v in flat[:MAX_ELEMENTS]]
+    record["data"] = values if array.ndim and flat.size <= MAX_ELEMENTS else (values[0] if array.ndim == 0 else values)
+    if flat.size > MAX_ELEMENTS:
+        record["truncated"] = True
+    return record
+
+
+def _json_scalar(value: Any) -> Any:
+    text = format_scalar(value)
+    if isinstance(value, (str, bytes)):
+        return value if isinstance(value, str) else value.decode("utf-8", "replace")
+    if text in ("true", "false"):
+        return text == "true"
+    if text in ("nan", "inf", "-inf", "-0.0"):
+        return text
+    try:
+        return int(text)
+    except ValueError:
+        pass
+    try:
+        return float(text)
+    except ValueError:
+        return text
+
+
+def result_record(result) -> dict:
+    example, expected, verdict = result.example, result.expected, result.verdict
+    record = {
+        "id": example.id,
+        "op": example.op,
+        "opset": example.version.since_version,
+        "dtype": example.dtype,
+        "types": example.types,
+        "case": example.name,
+        "source": example.source,
+        "spec": example.spec,
+        "outcome": verdict.outcome,
+        "message": verdict.message,
+        "reading": verdict.reading,
+        "inputs": {name: tensor(array) for name, array in example.inputs.items()},
+        "attributes": {name: _attribute(value) for name, value in example.attributes.items()},
+        "expected": _expected(expected),
+        "actual": [tensor(a) for a in result.actual],
+        "mismatches": [m.lines() for m in verdict.mismatches],
+        "replay": result.replay,
+        "seconds": round(result.seconds, 6),
+    }
+    record.update(result.extra)
+    return record
+
+
+def _attribute(value: Any) -> Any:
+    return tensor(value) if isinstance(value, np.ndarray) else value
+
+
+def _expected(expected) -> dict:
+    if expected.invalid is not None:
+        return {"invalid": {"rule": expected.invalid.rule, "sentence": expected.invalid.sentence}}
+    return {
+        "readings": [{"label": r.label, "outputs": [tensor(o) for o in r.outputs]} for r in expected.readings],
+        "ambiguity": expected.ambiguity,
+        "may_reject": expected.may_reject,
+    }
+
+
+def document(results, runner_info: dict, seed: int | None, options: dict) -> dict:
+    import numpy
+
+    return {
+        "tool": {"conform": __version__, "onnx": onnx.__version__, "numpy": numpy.__version__, "python": platform.python_version()},
+        "runner": runner_info,
+        "seed": seed,
+        "options": options,
+        "complete": True,
+        "summary": summary(results),
+        "results": [result_record(r) for r in results],
+    }
+
+
+def write_atomic(path: Path, text: str) -> None:
+    """Write through a temporary file in the same folder, then rename: never a half-written file."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8") as stream:
+            stream.write(text)
+        os.replace(temporary, path)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
+
+
+def write(path: Path, doc: dict) -> None:
+    write_atomic(path, json.dumps(doc, indent=1, sort_keys=False, allow_nan=False) + "\n")

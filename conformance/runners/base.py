@@ -1,0 +1,77 @@
+"""The runner interface: a built single-node model in, outputs or a classified error out."""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from dataclasses import dataclass, field
+from typing import Any, Callable, Protocol
+
+import numpy as np
+
+from ..model import BuiltModel
+
+
+@dataclass(frozen=True, eq=False)
+class RunOutput:
+    """What a runtime did with one model: outputs, or an error (marked when it means 'unsupported')."""
+
+    outputs: tuple[np.ndarray, ...] = ()
+    error: str | None = None
+    unsupported: bool = False
+    details: dict = field(default_factory=dict)
+
+    @classmethod
+    def failed(cls, error: str) -> "RunOutput":
+        return cls(error=error)
+
+    @classmethod
+    def not_supported(cls, reason: str) -> "RunOutput":
+        return cls(error=reason, unsupported=True)
+
+
+class Runner(Protocol):
+    """One runtime under test. Implementations keep their own session caches."""
+
+    name: str
+
+    def describe(self) -> dict:
+        """Name, version and options of the runtime, for the report."""
+
+    def run(self, built: BuiltModel) -> RunOutput:
+        """Run the model on its feeds; never raises for a runtime's own errors."""
+
+    def replay_options(self) -> list[str]:
+        """The CLI options that select this runner again, for the replay command."""
+
+
+class SessionCache:
+    """Sessions keyed by model bytes, least recently used dropped first; failures are cached too."""
+
+    def __init__(self, create: Callable[[BuiltModel], Any], size: int = 256) -> None:
+        self._create = create
+        self._size = size
+        self._items: OrderedDict[bytes, tuple[Any, Exception | None]] = OrderedDict()
+
+    def get(self, built: BuiltModel) -> Any:
+        """The session for this model; re-raises the creation error when the model was refused."""
+        if built.data in self._items:
+            self._items.move_to_end(built.data)
+        else:
+            self._items[built.data] = self._make(built)
+            if len(self._items) > self._size:
+                self._items.popitem(last=False)
+        session, error = self._items[built.data]
+        if error is not None:
+            raise error
+        return session
+
+    def _make(self, built: BuiltModel) -> tuple[Any, Exception | None]:
+        try:
+            return self._create(built), None
+        except Exception as error:  # a runtime refusing a model is a result, not a crash
+            return None, error
+
+
+def first_line(error: BaseException) -> str:
+    text = str(error).strip() or type(error).__name__
+    return text.splitlines()[0][:500]

@@ -1,0 +1,106 @@
+"""The onnxruntime runner: one session per distinct model, on a chosen execution provider.
+
+Types numpy cannot hand to onnxruntime (bfloat16, float8, int4, int2, float4) are fed and read as
+OrtValues of the ONNX element type, holding the exact bytes onnx's `numpy_helper` writes.
+"""
+
+from __future__ import annotations
+
+import ctypes
+
+import numpy as np
+from onnx import numpy_helper
+
+from ..dtypes import canonical_name, dtype, from_numpy
+from ..errors import UnavailableError
+from ..model import BuiltModel
+from .base import RunOutput, SessionCache, first_line
+
+PROVIDERS = {"cpu": "CPUExecutionProvider", "cuda": "CUDAExecutionProvider", "dml": "DmlExecutionProvider"}
+UNSUPPORTED_MARKERS = (
+    "NOT_IMPLEMENTED",
+    "Could not find an implementation",
+    "is not currently registered or supported",
+    "INVALID_GRAPH",
+    "No corresponding Numpy type",
+)
+
+
+def provider_name(provider: str) -> str:
+    if provider not in PROVIDERS:
+        raise UnavailableError(f"unknown provider '{provider}' (choose from: {', '.join(PROVIDERS)})")
+    return PROVIDERS[provider]
+
+
+class OnnxRuntimeRunner:
+    """Runs models with onnxruntime.InferenceSession on one execution provider."""
+
+    name = "onnxruntime"
+
+    def __init__(self, provider: str = "cpu") -> None:
+        import onnxruntime
+
+        self._ort = onnxruntime
+        self.provider = provider
+        self.execution_provider = provider_name(provider)
+        available = onnxruntime.get_available_providers()
+        if self.execution_provider not in available:
+            raise UnavailableError(
+                f"provider '{provider}' ({self.execution_provider}) not available (available: {', '.join(available)})"
+            )
+        self._sessions = SessionCache(self._create)
+
+    def describe(self) -> dict:
+        return {"name": self.name, "version": self._ort.__version__, "provider": self.execution_provider}
+
+    def replay_options(self) -> list[str]:
+        return ["--runner", "onnxruntime", "--provider", self.provider]
+
+    def _create(self, built: BuiltModel):
+        options = self._ort.SessionOptions()
+        options.log_severity_level = 4
+        return self._ort.InferenceSession(built.data, options, providers=[self.execution_provider])
+
+    def run(self, built: BuiltModel) -> RunOutput:
+        try:
+            session = self._sessions.get(built)
+        except Exception as error:
+            return _classified(error)
+        try:
+            feeds = {name: self._feed(array) for name, array in built.feeds.items()}
+            values = session.run_with_ort_values(None, feeds)
+            return RunOutput(outputs=tuple(_to_numpy(v) for v in values))
+        except Exception as error:
+            return _classified(error)
+
+    def _feed(self, array: np.ndarray):
+        dt = from_numpy(array.dtype)
+        if dt.is_numpy_native:
+            return self._ort.OrtValue.ortvalue_from_numpy(np.ascontiguousarray(array) if dt.kind != "string" else array)
+        value = self._ort.OrtValue.ortvalue_from_shape_and_type(list(array.shape), dt.elem_type)
+        raw = numpy_helper.from_array(array).raw_data
+        if raw:
+            ctypes.memmove(value.data_ptr(), raw, len(raw))
+        return value
+
+
+def _classified(error: Exception) -> RunOutput:
+    text = first_line(error)
+    if any(marker in str(error) for marker in UNSUPPORTED_MARKERS):
+        return RunOutput.not_supported(text)
+    return RunOutput.failed(text)
+
+
+def _to_numpy(value) -> np.ndarray:
+    dt = dtype(canonical_name(value.data_type()))
+    if dt.is_numpy_native:
+        return value.numpy()
+    shape = value.shape()
+    count = int(np.prod(shape, dtype=np.int64))
+    size = (count * dt.bits + 7) // 8
+    raw = ctypes.string_at(value.data_ptr(), size) if size else b""
+    proto = numpy_helper.from_array(np.zeros(0, dtype=dt.np_dtype))
+    proto.ClearField("dims")
+    proto.dims.extend(shape)
+    proto.raw_data = raw
+    return numpy_helper.to_array(proto)
