@@ -22,7 +22,7 @@ refuses duplicate keys; nothing in it is evaluated. The format:
 from __future__ import annotations
 
 import difflib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
 
@@ -72,11 +72,12 @@ _LineLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _con
 
 @dataclass(frozen=True)
 class CaseFile:
-    """One loaded file: its path for messages and its cases."""
+    """One loaded file: its path for messages, its cases, and their Examples (expanded once)."""
 
     path: str
     op: str
     cases: tuple[Case, ...]
+    examples: dict[str, list[Example]] = field(default_factory=dict)  # case name -> examples
 
 
 class _Problems:
@@ -128,7 +129,7 @@ def load_files(paths: Iterable[Path]) -> list[CaseFile]:
             names[key] = f"{case_file.path}:{case.line}"
     for case_file in loaded:
         for case in case_file.cases:
-            _validate_by_expanding(case, case_file.path, problems)
+            case_file.examples[case.name] = _validate_by_expanding(case, case_file.path, problems)
     problems.raise_if_any()
     return loaded
 
@@ -232,12 +233,12 @@ def _expectation(value: Any, path: str, problems: _Problems) -> Expectation | No
     return Expectation(output=value.get("output"), error=value.get("error"))
 
 
-def _validate_by_expanding(case: Case, path: str, problems: _Problems) -> None:
+def _validate_by_expanding(case: Case, path: str, problems: _Problems) -> list[Example]:
     try:
-        for version in applicable_versions(case):
-            expand(case, version)
+        return [e for version in applicable_versions(case) for e in expand(case, version)]
     except (ValueProblem, ConformError) as error:
         problems.add(path, case.line, f"case '{case.name}': {getattr(error, 'message', error)}")
+        return []
 
 
 def applicable_versions(case: Case) -> list[OpVersion]:
@@ -321,14 +322,13 @@ def _attribute(version: OpVersion, name: str, written: Any, binding: dict, refer
 
 def load_examples(op: str, roots: Iterable[Path] = (BUILTIN_CASES,)) -> list[Example]:
     """Every Example of every case file for `op` (validated across all files), in file order."""
-    examples: list[Example] = []
-    for case_file in load_files(case_files(roots)):
-        if case_file.op != op:
-            continue
-        for case in case_file.cases:
-            for version in applicable_versions(case):
-                examples += expand(case, version)
-    return examples
+    return [
+        example
+        for case_file in load_files(case_files(roots))
+        if case_file.op == op
+        for case in case_file.cases
+        for example in case_file.examples[case.name]
+    ]
 
 
 def count_cases(roots: Iterable[Path] = (BUILTIN_CASES,)) -> dict[tuple[str, int], int]:

@@ -108,23 +108,13 @@ def _options_record(options: RunOptions, strict_validation: bool) -> dict:
 def main() -> None:
     """Console-script entry point: the one place a ConformError becomes a message and an exit code."""
     try:
-        code = app(standalone_mode=False)
+        app()
     except ConformError as error:
         err.print(f"[bold red]error:[/bold red] {error.message}", highlight=False)
         sys.exit(error.exit_code)
-    except typer.Exit as done:
-        sys.exit(done.exit_code)
-    except (typer.Abort, KeyboardInterrupt):
+    except KeyboardInterrupt:
         err.print("interrupted")
         sys.exit(130)
-    except Exception as error:  # click usage errors arrive as click exceptions
-        import click
-
-        if isinstance(error, click.ClickException):
-            error.show()
-            sys.exit(2)
-        raise
-    sys.exit(code if isinstance(code, int) else 0)
 
 
 if __name__ == "__main__":

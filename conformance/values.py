@@ -97,7 +97,7 @@ def _string_scalar(value: Any, dt: DType) -> str:
 
 
 def _complex_scalar(value: Any, dt: DType) -> complex:
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
+    if isinstance(value, (int, float, complex)) and not isinstance(value, bool):
         return complex(value)
     if isinstance(value, str):
         try:
@@ -189,7 +189,7 @@ def arange_values(dt: DType, count: int) -> list[Any]:
     if dt.kind == "string":
         return [f"s{i}" for i in range(count)]
     if dt.kind == "complex":
-        return [f"{i}+{-i}j" for i in range(count)]
+        return [complex(i, -i) for i in range(count)]
     period = count if dt.bits >= 16 else (int(dt.max) + 1 if dt.kind in ("int", "uint") else 4)
     return [i % max(period, 1) for i in range(count)]
 

@@ -44,11 +44,12 @@ def _clamp(value: int, low: int, high: int) -> int:
 
 
 def slice_array(data: np.ndarray, starts: list[int], ends: list[int], axes: list[int], steps: list[int]) -> np.ndarray:
-    out = data
+    selection = [slice(None)] * data.ndim
     for start, end, axis, step in zip(starts, ends, axes, steps):
-        kept = np.array(effective_indices(start, end, step, data.shape[axis]), dtype=np.intp)
-        out = np.take(out, kept, axis=axis)
-    return out
+        kept = effective_indices(start, end, step, data.shape[axis])
+        # -1 as a Python slice end would mean "the last element"; here it means "before index 0".
+        selection[axis] = slice(kept.start, kept.stop if kept.stop >= 0 else None, kept.step)
+    return data[tuple(selection)].copy()
 
 
 class Slice1(VersionSemantics):

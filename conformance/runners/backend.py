@@ -44,8 +44,10 @@ class BackendRunner:
         return ["--backend", self.spec]
 
     def run(self, built: BuiltModel) -> RunOutput:
+        rep, error = self._sessions.get(built)
+        if error is not None:
+            return RunOutput.not_supported(first_line(error)) if isinstance(error, NotImplementedError) else RunOutput.failed(first_line(error))
         try:
-            rep = self._sessions.get(built)
             outputs = rep.run([built.feeds[i.name] for i in built.model.graph.input])
         except NotImplementedError as error:
             return RunOutput.not_supported(first_line(error))

@@ -52,18 +52,15 @@ class SessionCache:
         self._size = size
         self._items: OrderedDict[bytes, tuple[Any, Exception | None]] = OrderedDict()
 
-    def get(self, built: BuiltModel) -> Any:
-        """The session for this model; re-raises the creation error when the model was refused."""
+    def get(self, built: BuiltModel) -> tuple[Any, Exception | None]:
+        """(session, None), or (None, the error) when the runtime refused the model."""
         if built.data in self._items:
             self._items.move_to_end(built.data)
         else:
             self._items[built.data] = self._make(built)
             if len(self._items) > self._size:
                 self._items.popitem(last=False)
-        session, error = self._items[built.data]
-        if error is not None:
-            raise error
-        return session
+        return self._items[built.data]
 
     def _make(self, built: BuiltModel) -> tuple[Any, Exception | None]:
         try:

@@ -27,8 +27,11 @@ class OnnxReferenceRunner:
         return ["--runner", "reference"]
 
     def run(self, built: BuiltModel) -> RunOutput:
+        evaluator, error = self._sessions.get(built)
+        if error is not None:
+            return RunOutput.failed(first_line(error))
         try:
-            outputs = self._sessions.get(built).run(None, dict(built.feeds))
+            outputs = evaluator.run(None, dict(built.feeds))
         except NotImplementedError as error:
             return RunOutput.not_supported(first_line(error))
         except Exception as error:  # any refusal by the runtime is a result

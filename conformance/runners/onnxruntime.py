@@ -7,6 +7,7 @@ OrtValues of the ONNX element type, holding the exact bytes onnx's `numpy_helper
 from __future__ import annotations
 
 import ctypes
+import re
 
 import numpy as np
 from onnx import numpy_helper
@@ -24,6 +25,7 @@ UNSUPPORTED_MARKERS = (
     "INVALID_GRAPH",
     "No corresponding Numpy type",
 )
+UNREGISTERED_TYPE = re.compile(r"MLDataType for: (tensor\([a-z0-9]+\)) is not currently registered")
 
 
 def provider_name(provider: str) -> str:
@@ -49,6 +51,9 @@ class OnnxRuntimeRunner:
                 f"provider '{provider}' ({self.execution_provider}) not available (available: {', '.join(available)})"
             )
         self._sessions = SessionCache(self._create)
+        # onnxruntime refuses a type it has not registered the same way for every model, and the
+        # refusal is slow; remembering it per type keeps such runs fast without changing verdicts.
+        self._unregistered: dict[str, RunOutput] = {}
 
     def describe(self) -> dict:
         return {"name": self.name, "version": self._ort.__version__, "provider": self.execution_provider}
@@ -59,14 +64,26 @@ class OnnxRuntimeRunner:
     def _create(self, built: BuiltModel):
         options = self._ort.SessionOptions()
         options.log_severity_level = 4
+        # Single-node models on small tensors gain nothing from thread pools, and each pool costs
+        # ~20 ms to tear down when a session is dropped from the cache.
+        options.intra_op_num_threads = 1
+        options.inter_op_num_threads = 1
         return self._ort.InferenceSession(built.data, options, providers=[self.execution_provider])
 
     def run(self, built: BuiltModel) -> RunOutput:
+        known_refusal = next((self._unregistered[t] for t in _tensor_types(built) if t in self._unregistered), None)
+        if known_refusal is not None:
+            return known_refusal
+        session, error = self._sessions.get(built)
+        if error is not None:
+            outcome = _classified(error)
+            match = UNREGISTERED_TYPE.search(str(error))
+            if match:
+                self._unregistered[match.group(1)] = outcome
+            return outcome
         try:
-            session = self._sessions.get(built)
-        except Exception as error:
-            return _classified(error)
-        try:
+            if all(dtype(canonical_name(t)).is_numpy_native for t in _tensor_types(built)):
+                return RunOutput(outputs=tuple(session.run(None, built.feeds)))
             feeds = {name: self._feed(array) for name, array in built.feeds.items()}
             values = session.run_with_ort_values(None, feeds)
             return RunOutput(outputs=tuple(_to_numpy(v) for v in values))
@@ -76,12 +93,23 @@ class OnnxRuntimeRunner:
     def _feed(self, array: np.ndarray):
         dt = from_numpy(array.dtype)
         if dt.is_numpy_native:
-            return self._ort.OrtValue.ortvalue_from_numpy(np.ascontiguousarray(array) if dt.kind != "string" else array)
+            return self._ort.OrtValue.ortvalue_from_numpy(np.ascontiguousarray(array))
         value = self._ort.OrtValue.ortvalue_from_shape_and_type(list(array.shape), dt.elem_type)
         raw = numpy_helper.from_array(array).raw_data
         if raw:
             ctypes.memmove(value.data_ptr(), raw, len(raw))
         return value
+
+
+def _tensor_types(built: BuiltModel) -> set[str]:
+    graph = built.model.graph
+    return {f"tensor({dtype_for(v.type.tensor_type.elem_type)})" for v in [*graph.input, *graph.output]}
+
+
+def dtype_for(elem_type: int) -> str:
+    from ..dtypes import from_elem_type
+
+    return from_elem_type(elem_type).name
 
 
 def _classified(error: Exception) -> RunOutput:
