@@ -235,6 +235,7 @@ def _expectation(value: Any, path: str, problems: _Problems) -> Expectation | No
 
 def _validate_by_expanding(case: Case, path: str, problems: _Problems) -> list[Example]:
     try:
+        _check_dtypes_exist_somewhere(case, applicable_versions(case))
         return [e for version in applicable_versions(case) for e in expand(case, version)]
     except (ValueProblem, ConformError) as error:
         problems.add(path, case.line, f"case '{case.name}': {getattr(error, 'message', error)}")
@@ -247,23 +248,34 @@ def applicable_versions(case: Case) -> list[OpVersion]:
 
 
 def expand(case: Case, version: OpVersion) -> list[Example]:
-    """One Example per type binding of this version; raises ValueProblem on values that do not fit."""
+    """One Example per type binding of this version; raises ValueProblem on values that do not fit.
+
+    Dtypes a case lists apply in each version that allows them; a case that expects
+    `dtype-not-allowed` applies exactly the dtypes it lists.
+    """
     reference = for_op(case.op)
     bindings = type_bindings(version, reference.dtype_param, case.dtypes, dict(case.types))
-    _check_dtypes_allowed(case, version, reference, bindings)
+    if not _expects_wrong_type(case):
+        bindings = [b for b in bindings if all(name in version.allowed(p) for p, name in b.items())]
     return [_example(case, version, reference, b) for b in bindings]
 
 
-def _check_dtypes_allowed(case: Case, version: OpVersion, reference: OpReference, bindings: list[dict[str, str]]) -> None:
-    if case.expect is not None and case.expect.error == "dtype-not-allowed":
-        return
-    for binding in bindings:
-        for param, name in binding.items():
-            if name not in version.allowed(param):
-                raise ValueProblem(
-                    f"{version.label} does not allow {param}={name} (allowed: {', '.join(version.allowed(param))}); "
-                    "restrict 'versions' or 'dtypes', or expect {error: dtype-not-allowed}"
-                )
+def _expects_wrong_type(case: Case) -> bool:
+    return case.expect is not None and case.expect.error == "dtype-not-allowed"
+
+
+def _check_dtypes_exist_somewhere(case: Case, versions_: list[OpVersion]) -> None:
+    reference = for_op(case.op)
+    listed = [(reference.dtype_param, case.dtypes)] + [(p, names) for p, names in case.types]
+    for param, names in listed:
+        for name in names or ():
+            if not any(name in v.allowed(param) for v in versions_ if param in dict(v.type_constraints)):
+                allowed = sorted({d for v in versions_ if param in dict(v.type_constraints) for d in v.allowed(param)})
+                if not _expects_wrong_type(case):
+                    raise ValueProblem(
+                        f"no version it applies to allows {param}={name} (allowed: {', '.join(allowed)}); "
+                        "fix 'dtypes', or expect {error: dtype-not-allowed}"
+                    )
 
 
 def _example(case: Case, version: OpVersion, reference: OpReference, binding: dict[str, str]) -> Example:

@@ -55,6 +55,8 @@ class DType:
         values: dict[str, object] = {}
         if self.kind in ("int", "uint", "float"):
             values.update(max=self.max, lowest=self.lowest, min=self.lowest)
+        if self.kind == "bool":
+            values.update(max=True, lowest=False, min=False)  # numeric_limits<bool>
         if self.kind == "float":
             values.update(tiny=self.smallest_normal, subnormal=self.smallest_subnormal)
         if self.has_inf:

@@ -85,6 +85,8 @@ def _scalar(value: Any, dt: DType) -> Any:
 def _bool_scalar(value: Any, dt: DType) -> bool:
     if isinstance(value, bool):
         return value
+    if isinstance(value, str) and value in dt.special_values():
+        return bool(dt.special_values()[value])
     if value in (0, 1) and not isinstance(value, float):
         return bool(value)
     raise ValueProblem(f"{value!r} is not a bool (write true or false)")

@@ -80,7 +80,11 @@ def result_record(result) -> dict:
 
 
 def _attribute(value: Any) -> Any:
-    return tensor(value) if isinstance(value, np.ndarray) else value
+    if isinstance(value, np.ndarray):
+        return tensor(value)
+    if isinstance(value, list):
+        return [_json_scalar(v) for v in value]
+    return _json_scalar(value)
 
 
 def _expected(expected) -> dict:

@@ -24,6 +24,7 @@ UNSUPPORTED_MARKERS = (
     "is not currently registered or supported",
     "INVALID_GRAPH",
     "No corresponding Numpy type",
+    "Unsupported value attribute datatype",
 )
 UNREGISTERED_TYPE = re.compile(r"MLDataType for: (tensor\([a-z0-9]+\)) is not currently registered")
 
@@ -43,6 +44,7 @@ class OnnxRuntimeRunner:
         import onnxruntime
 
         self._ort = onnxruntime
+        onnxruntime.set_default_logger_severity(4)  # verdicts carry the errors; the log only repeats them
         self.provider = provider
         self.execution_provider = provider_name(provider)
         available = onnxruntime.get_available_providers()
