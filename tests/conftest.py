@@ -1,0 +1,45 @@
+"""Shared fixtures: a CLI runner that goes through `main` (so exit codes are the real ones)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+BACKENDS = Path(__file__).resolve().parent / "backends"
+
+
+class CliResult:
+    def __init__(self, completed: subprocess.CompletedProcess, report: Path | None) -> None:
+        self.code = completed.returncode
+        self.stdout = completed.stdout
+        self.stderr = completed.stderr
+        self.report_path = report
+
+    @property
+    def report(self) -> dict:
+        return json.loads(self.report_path.read_text())
+
+
+@pytest.fixture
+def conform(tmp_path):
+    """Run `conform ARGS...` in a subprocess; the JSON report goes to tmp_path unless given."""
+
+    def run(*args: str, report: bool = True) -> CliResult:
+        argv = list(args)
+        path = None
+        if report and argv and argv[0] == "run" and "--report-json" not in argv:
+            path = tmp_path / "report.json"
+            argv += ["--report-json", str(path)]
+        env = {**os.environ, "PYTHONPATH": f"{BACKENDS}{os.pathsep}{os.environ.get('PYTHONPATH', '')}", "COLUMNS": "200"}
+        completed = subprocess.run(
+            [sys.executable, "-m", "conformance.cli", *argv], capture_output=True, text=True, cwd=tmp_path, env=env, timeout=600
+        )
+        return CliResult(completed, path)
+
+    return run

@@ -1,0 +1,101 @@
+"""The YAML loader: data only, and every problem named by file and line."""
+
+import textwrap
+
+import pytest
+
+from conformance import casefile
+from conformance.errors import CaseFileError
+
+
+def write(tmp_path, name, text):
+    path = tmp_path / name
+    path.write_text(textwrap.dedent(text))
+    return path
+
+
+def problems(*paths):
+    with pytest.raises(CaseFileError) as caught:
+        casefile.load_files(paths)
+    return caught.value.problems
+
+
+GOOD_CASE = """\
+op: Slice
+cases:
+  - name: ok
+    versions: [13]
+    dtypes: [float]
+    inputs: {data: [[1, 2], [3, 4]], starts: [0], ends: [1]}
+"""
+
+
+def test_a_good_file_loads_into_examples(tmp_path):
+    [loaded] = casefile.load_files([write(tmp_path, "good.yaml", GOOD_CASE)])
+    examples = loaded.examples["ok"]
+    assert {e.id for e in examples} == {"Slice-13/ok/float/int32", "Slice-13/ok/float/int64"}
+    assert examples[0].source.endswith("good.yaml:3")
+
+
+def test_yaml_syntax_error_names_the_line(tmp_path):
+    path = write(tmp_path, "bad.yaml", "op: Slice\ncases:\n  - name: [unclosed\n")
+    [(where, line, message)] = problems(path)
+    assert where.endswith("bad.yaml") and line == 4 and "invalid YAML" in message
+
+
+def test_unknown_key_suggests_the_right_one(tmp_path):
+    path = write(tmp_path, "typo.yaml", GOOD_CASE.replace("dtypes:", "dtype:"))
+    [(_, line, message)] = problems(path)
+    assert line == 5 and "unknown key 'dtype'" in message and "did you mean 'dtypes'" in message
+
+
+def test_unknown_op_and_version_and_dtype(tmp_path):
+    op = write(tmp_path, "op.yaml", GOOD_CASE.replace("op: Slice", "op: Slise"))
+    version = write(tmp_path, "version.yaml", GOOD_CASE.replace("[13]", "[12]"))
+    dtype = write(tmp_path, "dtype.yaml", GOOD_CASE.replace("[float]", "[float33]"))
+    found = problems(op, version, dtype)
+    messages = {where.split("/")[-1]: message for where, _, message in found}
+    assert "unknown op 'Slise'" in messages["op.yaml"]
+    assert "has no version 12" in messages["version.yaml"] and "1, 10, 11, 13" in messages["version.yaml"]
+    assert "unknown dtype 'float33'" in messages["dtype.yaml"]
+
+
+def test_a_dtype_no_version_allows_is_refused_unless_expected(tmp_path):
+    text = GOOD_CASE.replace("[13]", "[11]").replace("[float]", "[bfloat16]")
+    [(_, _, message)] = problems(write(tmp_path, "t.yaml", text))
+    assert "allows T=bfloat16" in message and "dtype-not-allowed" in message
+    casefile.load_files([write(tmp_path, "ok.yaml", text + "    expect: {error: dtype-not-allowed}\n")])
+
+
+def test_values_that_do_not_fit_and_ragged_arrays(tmp_path):
+    fit = write(tmp_path, "fit.yaml", GOOD_CASE.replace("[float]", "[uint8]").replace("[[1, 2], [3, 4]]", "[[1, 300], [3, 4]]"))
+    ragged = write(tmp_path, "ragged.yaml", GOOD_CASE.replace("[[1, 2], [3, 4]]", "[[1, 2], [3]]"))
+    found = {where.split("/")[-1]: (line, message) for where, line, message in problems(fit, ragged)}
+    assert found["fit.yaml"][0] == 3 and "300 does not fit uint8" in found["fit.yaml"][1]
+    assert "ragged" in found["ragged.yaml"][1]
+
+
+def test_duplicate_case_names_and_duplicate_keys(tmp_path):
+    twice = GOOD_CASE + GOOD_CASE.split("cases:\n")[1]
+    found = problems(write(tmp_path, "dup.yaml", twice))
+    assert any("duplicate case name 'ok'" in m for _, _, m in found)
+    dup_key = write(tmp_path, "key.yaml", GOOD_CASE.replace("    versions: [13]\n", "    versions: [13]\n    versions: [13]\n"))
+    assert any("duplicate key 'versions'" in m for _, _, m in problems(dup_key))
+
+
+def test_python_tags_are_refused_not_executed(tmp_path):
+    path = write(tmp_path, "evil.yaml", "op: !!python/object/apply:os.system ['echo hacked']\ncases: []\n")
+    [(_, line, message)] = problems(path)
+    assert line == 1 and "invalid YAML" in message
+
+
+def test_an_input_the_version_does_not_have(tmp_path):
+    text = GOOD_CASE.replace("[13]", "[1]").replace("ends: [1]}", "ends: [1], steps: [1]}")
+    [(_, _, message)] = problems(write(tmp_path, "steps.yaml", text))
+    assert "'steps' is neither an input nor an attribute of Slice-1" in message
+
+
+def test_every_problem_in_every_file_is_reported(tmp_path):
+    a = write(tmp_path, "a.yaml", GOOD_CASE.replace("dtypes:", "dtype:"))
+    b = write(tmp_path, "b.yaml", "op: Clip\ncases: 3\n")
+    assert len(problems(a, b)) == 2

@@ -1,0 +1,99 @@
+"""The CLI contract: exit codes, one-line errors (never a traceback), reports, replay."""
+
+import json
+
+
+def assert_clean_error(result, code, *fragments):
+    assert result.code == code, (result.stdout, result.stderr)
+    assert "Traceback" not in result.stderr + result.stdout
+    for fragment in fragments:
+        assert fragment in result.stderr, result.stderr
+
+
+def test_main_command_passes_on_onnxruntime_cpu(conform):
+    result = conform("run", "--op", "Slice", "--opset", "13")
+    assert result.code == 0, result.stdout
+    report = result.report
+    assert report["summary"]["fail"] == 0 and report["summary"]["total"] > 100
+    assert report["runner"]["provider"] == "CPUExecutionProvider"
+    record = report["results"][0]
+    for key in ("id", "op", "opset", "dtype", "case", "source", "outcome", "message", "inputs", "attributes", "expected", "actual"):
+        assert key in record
+    assert record["source"].startswith("yaml:cases/slice/")
+
+
+def test_report_lists_every_dtype_of_each_version(conform):
+    from conformance.registry import versions
+
+    report = conform("run", "--op", "Slice").report
+    for version in versions("Slice"):
+        seen = {r["dtype"] for r in report["results"] if r["opset"] == version.since_version}
+        assert set(version.allowed("T")) <= seen, version.label
+
+
+def test_unknown_op_is_exit_2(conform):
+    assert_clean_error(conform("run", "--op", "Relu"), 2, "unknown op 'Relu'", "Clip, ConstantOfShape, Slice")
+
+
+def test_opset_out_of_range_is_exit_2(conform):
+    assert_clean_error(conform("run", "--op", "ConstantOfShape", "--opset", "8"), 2, "first version is 9")
+    assert_clean_error(conform("run", "--op", "Slice", "--opset", "99"), 2, "above the newest")
+
+
+def test_dtype_the_version_does_not_allow_is_exit_2_with_the_allowed_list(conform):
+    assert_clean_error(conform("run", "--op", "Clip", "--opset", "11", "--dtype", "int32"), 2,
+                       "not allowed by Clip-11", "allowed: double, float, float16")
+
+
+def test_provider_not_installed_is_exit_3(conform):
+    assert_clean_error(conform("run", "--op", "Slice", "--provider", "dml"), 3, "not available (available:")
+
+
+def test_backend_without_prepare_is_exit_3(conform):
+    assert_clean_error(conform("run", "--op", "Slice", "--backend", "not_a_backend"), 3, "no prepare(model, device)")
+
+
+def test_bad_case_file_is_exit_2_naming_file_and_line(conform, tmp_path):
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("op: Slice\ncases:\n  - name: x\n    dtypse: [float]\n")
+    assert_clean_error(conform("run", "--op", "Slice", "--cases", str(bad)), 2, "bad.yaml:4", "did you mean 'dtypes'")
+
+
+def test_a_wrong_backend_fails_with_a_diff_and_a_replay_command(conform):
+    result = conform("run", "--op", "Slice", "--opset", "13", "--dtype", "float", "--backend", "wrong_slice")
+    assert result.code == 1
+    failures = [r for r in result.report["results"] if r["outcome"] == "fail"]
+    assert failures and all(r["replay"].startswith("conform run --op Slice --opset 13 --case") for r in failures)
+    assert "values differ" in result.stdout or "expected" in result.stdout
+    replay = failures[0]["replay"].split()[1:]
+    again = conform(*replay)
+    assert again.code == 1 and again.report["summary"]["total"] == 1
+
+
+def test_case_filter_with_unknown_id_is_exit_2(conform):
+    assert_clean_error(conform("run", "--op", "Slice", "--case", "Slice-13/nope/float/int64"), 2, "no case with id")
+
+
+def test_reference_runner_is_selectable(conform):
+    result = conform("run", "--op", "Clip", "--opset", "13", "--runner", "reference")
+    assert result.report["runner"]["name"] == "onnx.reference"
+    assert result.code in (0, 1)
+
+
+def test_lenient_fails_only_under_strict_validation(conform):
+    plain = conform("run", "--op", "Slice", "--opset", "10", "--dtype", "float")
+    assert plain.report["summary"]["lenient"] > 0 and plain.code == 0
+    strict = conform("run", "--op", "Slice", "--opset", "10", "--dtype", "float", "--strict-validation")
+    assert strict.code == 1
+
+
+def test_list_shows_every_version_and_case_counts(conform):
+    result = conform("list")
+    assert result.code == 0
+    for label in ("Clip", "ConstantOfShape", "Slice", "float8e8m0", "uint2"):
+        assert label in result.stdout
+
+
+def test_json_report_is_strict_json(conform):
+    result = conform("run", "--op", "Clip", "--opset", "13")
+    json.loads(result.report_path.read_text(), parse_constant=lambda name: (_ for _ in ()).throw(ValueError(name)))

@@ -1,0 +1,73 @@
+"""Comparison rules and verdicts."""
+
+import ml_dtypes
+import numpy as np
+
+from conformance.compare import AMBIGUOUS, FAIL, LENIENT, PASS, UNSUPPORTED, judge, mismatch
+from conformance.reference.base import Expected, Invalid, Reading, readings, single
+from conformance.runners.base import RunOutput
+
+
+def f32(*values):
+    return np.array(values, dtype=np.float32)
+
+
+def test_any_nan_matches_any_nan_even_with_other_payload_bits():
+    quiet = f32(np.nan)
+    other = np.array([0x7FC00001], dtype=np.uint32).view(np.float32)
+    assert mismatch(0, quiet, other, strict_zero=False) is None
+
+
+def test_signed_zeros_match_unless_strict():
+    assert mismatch(0, f32(0.0), f32(-0.0), strict_zero=False) is None
+    assert mismatch(0, f32(0.0), f32(-0.0), strict_zero=True) is not None
+
+
+def test_values_compare_bitwise_not_approximately():
+    assert mismatch(0, f32(1.0), np.nextafter(f32(1.0), f32(2.0)), strict_zero=False) is not None
+
+
+def test_dtype_and_shape_must_match_exactly():
+    found = mismatch(0, f32(1.0), np.array([1.0], dtype=np.float64), False)
+    assert found and "float[1]" in found.lines()[0] and "double[1]" in found.lines()[0]
+    assert mismatch(0, f32(1.0, 2.0), f32(1.0, 2.0).reshape(2, 1), False) is not None
+
+
+def test_mismatch_lists_indices_and_both_values():
+    found = mismatch(0, f32(1, 2, 3), f32(1, 5, 3), False)
+    assert found.count == 1 and found.indices[0] == ((1,), "2.0", "5.0")
+
+
+def test_bfloat16_compares_bitwise():
+    a = np.array([1.0, np.nan], dtype=ml_dtypes.bfloat16)
+    assert mismatch(0, a, a.copy(), False) is None
+
+
+def test_invalid_input_rejected_passes_and_accepted_is_lenient():
+    expected = Expected(invalid=Invalid("steps-zero", "'steps' cannot be 0."))
+    assert judge(expected, RunOutput.failed("boom")).outcome == PASS
+    verdict = judge(expected, RunOutput(outputs=(f32(1),)))
+    assert verdict.outcome == LENIENT and "accepted invalid input: steps-zero" in verdict.message
+
+
+def test_valid_input_rejected_fails_unless_the_spec_allows_rejection():
+    assert judge(single(f32(1)), RunOutput.failed("no")).outcome == FAIL
+    allowed = Expected(readings=(Reading((f32(1),)),), may_reject="min > max before 13")
+    assert judge(allowed, RunOutput.failed("no")).outcome == AMBIGUOUS
+
+
+def test_unsupported_is_its_own_outcome():
+    assert judge(single(f32(1)), RunOutput.not_supported("NOT_IMPLEMENTED")).outcome == UNSUPPORTED
+
+
+def test_matching_one_of_several_readings_is_ambiguous_and_names_it():
+    expected = readings([Reading((f32(1),), "text"), Reading((f32(2),), "function body")], "which default")
+    verdict = judge(expected, RunOutput(outputs=(f32(2),)))
+    assert verdict.outcome == AMBIGUOUS and verdict.reading == "function body"
+    assert judge(expected, RunOutput(outputs=(f32(3),))).outcome == FAIL
+
+
+def test_identical_readings_collapse_into_a_plain_pass():
+    expected = readings([Reading((f32(1),), "a"), Reading((f32(1),), "b")], "no difference here")
+    assert len(expected.readings) == 1
+    assert judge(expected, RunOutput(outputs=(f32(1),))).outcome == PASS

@@ -1,0 +1,55 @@
+"""The registry reads versions and constraints from onnx.defs; every version is covered."""
+
+import pytest
+
+from conformance import casefile
+from conformance.errors import UsageError
+from conformance.reference import covered_ops, for_op
+from conformance.registry import latest_opset, version_in_force, versions
+
+# The versions the project brief names for each op (independent of the code under test).
+EXPECTED_VERSIONS = {"Clip": [1, 6, 11, 12, 13], "ConstantOfShape": [9, 20, 21, 23, 24, 25], "Slice": [1, 10, 11, 13]}
+
+
+@pytest.mark.parametrize("op", sorted(EXPECTED_VERSIONS))
+def test_versions_come_from_onnx_defs(op):
+    assert [v.since_version for v in versions(op)] == EXPECTED_VERSIONS[op]
+
+
+def test_version_in_force_is_the_highest_since_version_not_above_the_opset():
+    assert version_in_force("Slice", 12).since_version == 11
+    assert version_in_force("Clip", 13).since_version == 13
+    assert version_in_force("ConstantOfShape", 22).since_version == 21
+
+
+def test_opset_below_first_version_names_the_first_version():
+    with pytest.raises(UsageError, match="first version is 9"):
+        version_in_force("ConstantOfShape", 8)
+
+
+def test_opset_above_onnx_is_refused():
+    with pytest.raises(UsageError, match="above the newest"):
+        version_in_force("Slice", latest_opset() + 1)
+
+
+def test_formal_names_and_constraints_are_the_schema_ones():
+    slice13 = version_in_force("Slice", 13)
+    assert [i.name for i in slice13.inputs] == ["data", "starts", "ends", "axes", "steps"]
+    assert set(slice13.allowed("Tind")) == {"int32", "int64"}
+    assert "bfloat16" in slice13.allowed("T") and "bfloat16" not in version_in_force("Slice", 11).allowed("T")
+    clip6 = version_in_force("Clip", 6)
+    assert {a.name for a in clip6.attributes} == {"min", "max"}
+
+
+def test_every_registered_version_of_a_covered_op_has_a_reference_and_cases():
+    counts = casefile.count_cases()
+    for op in covered_ops():
+        reference = for_op(op)
+        for version in versions(op):
+            assert reference.semantics_for(version).since <= version.since_version
+            assert counts.get((op, version.since_version), 0) > 0, f"{version.label} has no YAML case"
+
+
+def test_unknown_op_lists_the_covered_ones():
+    with pytest.raises(UsageError, match="covered: Clip, ConstantOfShape, Slice"):
+        for_op("Relu")
