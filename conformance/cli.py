@@ -16,9 +16,9 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from . import casefile, registry
+from . import casefile, registry, strategies
 from .errors import ConformError
-from .execute import RunOptions, run_examples, select_examples
+from .execute import RunOptions, run_examples, select_examples, shrink_failures
 from .reference import covered_ops, for_op
 from .report import console as console_report
 from .report import exit_code, json_report
@@ -62,6 +62,11 @@ def run_command(
     strict_validation: bool = typer.Option(False, "--strict-validation", help="Fail when a runtime accepts invalid input."),
     fail_on_unsupported: bool = typer.Option(False, "--fail-on-unsupported", help="Fail on unsupported cases."),
     verbose: bool = typer.Option(False, "--verbose", "-v", help="Also detail ambiguous and unsupported cases."),
+    examples: int = typer.Option(strategies.DEFAULT_EXAMPLES, "--examples", min=0, help="Hypothesis examples per op version x dtype."),
+    seed: int = typer.Option(0, "--seed", help="Hypothesis seed: the same seed gives the same cases and ids."),
+    no_hypothesis: bool = typer.Option(False, "--no-hypothesis", help="Only the YAML cases."),
+    no_yaml: bool = typer.Option(False, "--no-yaml", help="Only the hypothesis cases."),
+    shrink: int = typer.Option(8, "--shrink", min=0, help="Shrink the failures of at most this many version x dtype groups."),
 ) -> None:
     """Run an op's cases on a runtime and compare with conform's reference."""
     from .dtypes import dtype
@@ -73,12 +78,18 @@ def run_command(
         case_ids=tuple(case),
         strict_zero=strict_zero,
         case_roots=(casefile.BUILTIN_CASES, *cases),
+        use_yaml=not no_yaml,
+        use_hypothesis=not no_hypothesis,
+        examples=examples,
+        seed=seed,
+        shrink=shrink,
     )
     chosen_runner = make_runner(runner, provider, backend)
-    examples = select_examples(options)
-    results = _run_with_progress(examples, chosen_runner, options)
+    selected = select_examples(options)
     path = report_json or DEFAULT_REPORT_DIR / f"{options.op}{'-' + str(opset) if opset else ''}.json"
-    doc = json_report.document(results, chosen_runner.describe(), None, _options_record(options, strict_validation))
+    results = _run_with_progress(selected, chosen_runner, options)
+    results = shrink_failures(results, chosen_runner, options, path.parent / "minimal")
+    doc = json_report.document(results, chosen_runner.describe(), seed, _options_record(options, strict_validation))
     json_report.write(path, doc)
     shown = ("fail", "error", "lenient") + (("ambiguous", "unsupported") if verbose else ())
     console_report.render(results, out, str(path), show=shown)
@@ -102,6 +113,9 @@ def _options_record(options: RunOptions, strict_validation: bool) -> dict:
         "cases": list(options.case_ids),
         "strict_zero": options.strict_zero,
         "strict_validation": strict_validation,
+        "yaml": options.use_yaml,
+        "hypothesis": options.use_hypothesis,
+        "examples": options.examples,
     }
 
 

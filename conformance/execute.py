@@ -6,22 +6,23 @@
 
 from __future__ import annotations
 
+import dataclasses
+import hashlib
 import shlex
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import Any, Callable
 
 import numpy as np
 
-from . import casefile, compare
+from . import casefile, compare, strategies
 from .case import Example
 from .compare import Verdict
-from .dtypes import dtype
 from .errors import UsageError
 from .model import build, checker_problem
 from .reference import for_op
-from .reference.base import Expected, Reading, single
+from .reference.base import Expected, single
 from .registry import OpVersion, version_in_force, versions
 from .runners.base import Runner
 
@@ -36,6 +37,11 @@ class RunOptions:
     case_ids: tuple[str, ...] = ()
     strict_zero: bool = False
     case_roots: tuple[Path, ...] = (casefile.BUILTIN_CASES,)
+    use_yaml: bool = True
+    use_hypothesis: bool = True
+    examples: int = strategies.DEFAULT_EXAMPLES
+    seed: int = 0
+    shrink: int = 8
 
 
 @dataclass(frozen=True, eq=False)
@@ -68,11 +74,14 @@ def selected_versions(options: RunOptions) -> list[OpVersion]:
     return [v for v in chosen if any(d in v.allowed(reference.dtype_param) for d in options.dtypes)]
 
 
-def select_examples(options: RunOptions, extra: Iterable[Example] = ()) -> list[Example]:
-    """The examples a run covers: the case files' (plus `extra`), filtered by version, dtype and id."""
+def select_examples(options: RunOptions) -> list[Example]:
+    """The examples a run covers: case files' then hypothesis', filtered by version, dtype and id."""
     reference = for_op(options.op)
-    wanted = {v.since_version for v in selected_versions(options)}
-    examples = casefile.load_examples(reference.op, options.case_roots) + list(extra)
+    chosen_versions = selected_versions(options)
+    wanted = {v.since_version for v in chosen_versions}
+    examples = casefile.load_examples(reference.op, options.case_roots) if options.use_yaml else []
+    if options.use_hypothesis and options.examples > 0:
+        examples += strategies.generate(chosen_versions, options.examples, options.seed, options.dtypes)
     chosen = [e for e in examples if e.version.since_version in wanted]
     if options.dtypes:
         chosen = [e for e in chosen if e.dtype in options.dtypes]
@@ -107,7 +116,7 @@ def run_one(example: Example, runner: Runner, options: RunOptions) -> Result:
     expected = expected_for(example)
     reference = for_op(example.op)
     built = build(example, reference.output_dtype(example), _output_rank(example, expected))
-    replay = replay_command(example, runner)
+    replay = replay_command(example, runner, options)
     if expected.is_valid:
         problem = checker_problem(built.data)
         if problem is not None:
@@ -136,14 +145,63 @@ def run_examples(
     return results
 
 
-def replay_command(example: Example, runner: Runner) -> str:
-    words = ["conform", "run", "--op", example.op, "--opset", str(example.version.since_version),
-             "--case", example.id, *runner.replay_options()]
+def replay_command(example: Example, runner: Runner, options: RunOptions, extra: tuple[str, ...] = ()) -> str:
+    """The one command that re-runs just this example on the same runner."""
+    words = ["conform", "run", "--op", example.op, "--opset", str(example.version.since_version)]
+    if example.source == "hypothesis":
+        words += ["--no-yaml", "--seed", str(options.seed), "--examples", str(options.examples)]
+    else:
+        words += ["--no-hypothesis"]
+    words += [*extra, "--case", example.id, *runner.replay_options()]
     return shlex.join(words)
 
 
-def output_dtype_name(example: Example) -> str:
-    return dtype(for_op(example.op).output_dtype(example)).name
+FAILING = (compare.FAIL, compare.ERROR)
 
 
-__all__ = ["RunOptions", "Result", "select_examples", "run_examples", "run_one", "expected_for", "Reading"]
+def shrink_failures(results: list[Result], runner: Runner, options: RunOptions, folder: Path) -> list[Result]:
+    """For each version x type binding whose hypothesis cases failed, attach the shrunk minimal case.
+
+    The minimal case is written to `folder` as a ready-to-paste YAML case file, with the command
+    that replays it. Results are returned in the same order.
+    """
+    groups: dict[tuple, int] = {}
+    for position, result in enumerate(results):
+        example = result.example
+        if example.source == "hypothesis" and result.outcome in FAILING:
+            groups.setdefault((example.version.since_version, tuple(sorted(example.types.items()))), position)
+    shrunk = list(results)
+    for rank, ((_, binding), position) in enumerate(groups.items()):
+        example = results[position].example
+        if rank >= options.shrink:
+            note = f"not shrunk: only the first {options.shrink} failing groups are (raise --shrink)"
+            shrunk[position] = dataclasses.replace(results[position], extra={"minimal": {"skipped": note}})
+            continue
+        minimal = strategies.shrink(
+            example.version, dict(binding), options.examples, options.seed,
+            lambda candidate: run_one(candidate, runner, options).outcome in FAILING,
+        )
+        if minimal is not None:
+            shrunk[position] = dataclasses.replace(
+                results[position], extra={"minimal": _minimal_record(minimal, runner, options, folder)}
+            )
+    return shrunk
+
+
+def _minimal_record(minimal: Example, runner: Runner, options: RunOptions, folder: Path) -> dict:
+    from .regression import case_yaml
+    from .report.json_report import write_atomic
+
+    draft = case_yaml(minimal, "shrunk")
+    name = f"shrunk_{hashlib.sha256(draft.encode()).hexdigest()[:10]}"
+    text = case_yaml(minimal, name, spec=f"shrunk by hypothesis from a failing case (seed {options.seed})")
+    path = folder / f"{name}.yaml"
+    write_atomic(path, text)
+    named = dataclasses.replace(minimal, name=name, source=f"yaml:{path}")
+    replay = shlex.join(["conform", "run", "--op", minimal.op, "--opset", str(minimal.version.since_version),
+                         "--no-hypothesis", "--cases", str(path), "--case", named.id, *runner.replay_options()])
+    return {"id": named.id, "yaml": text, "file": str(path), "replay": replay,
+            "outcome": run_one(minimal, runner, options).verdict.message}
+
+
+__all__ = ["RunOptions", "Result", "select_examples", "run_examples", "run_one", "expected_for", "shrink_failures"]

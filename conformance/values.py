@@ -35,7 +35,7 @@ def to_array(value: Any, dt: DType, rng_seed: int = 0) -> np.ndarray:
         return _generate(value, dt, rng_seed)
     shape = _shape_of(value)
     flat = [_scalar(v, dt) for v in _flatten(value)]
-    return _pack(flat, dt).reshape(shape)
+    return pack(flat, dt).reshape(shape)
 
 
 def _shape_of(value: Any) -> tuple[int, ...]:
@@ -55,7 +55,7 @@ def _flatten(value: Any) -> list[Any]:
     return [value]
 
 
-def _pack(flat: list[Any], dt: DType) -> np.ndarray:
+def pack(flat: list[Any], dt: DType) -> np.ndarray:
     if dt.kind == "string":
         array = np.empty(len(flat), dtype=object)
         array[:] = flat
@@ -164,7 +164,7 @@ def _generate(spec: dict, dt: DType, rng_seed: int) -> np.ndarray:
         raise ValueProblem("a generator needs exactly one of 'fill', 'values: arange' or 'random: [low, high]'")
     count = math.prod(shape)
     flat = _generated_values(makers[0], spec[makers[0]], dt, count, rng_seed)
-    return _pack([_scalar(v, dt) for v in flat], dt).reshape(shape)
+    return pack([_scalar(v, dt) for v in flat], dt).reshape(shape)
 
 
 def _generated_values(maker: str, arg: Any, dt: DType, count: int, seed: int) -> list[Any]:

@@ -20,10 +20,13 @@ class CliResult:
         self.stdout = completed.stdout
         self.stderr = completed.stderr
         self.report_path = report
+        # Read now: the next run in the same test may write the same path.
+        self._report = json.loads(report.read_text()) if report is not None and report.exists() else None
 
     @property
     def report(self) -> dict:
-        return json.loads(self.report_path.read_text())
+        assert self._report is not None, f"no report was written (exit {self.code}): {self.stderr}"
+        return self._report
 
 
 @pytest.fixture

@@ -55,6 +55,13 @@ def failure_panel(result) -> Panel:
         for line in found.lines()[1:]:
             body.append(line + "\n")
     body.append(f"replay: {result.replay}", style="dim")
+    minimal = result.extra.get("minimal")
+    if minimal and "skipped" in minimal:
+        body.append(f"\n{minimal['skipped']}", style="dim")
+    elif minimal:
+        body.append("\nshrunk by hypothesis to a minimal case (saved as " + minimal["file"] + "):\n", style="bold")
+        body.append(minimal["yaml"])
+        body.append(f"replay the minimal case: {minimal['replay']}", style="dim")
     return Panel(body, title=verdict.outcome.upper(), border_style=STYLES.get(verdict.outcome, "white"))
 
 

@@ -1,0 +1,73 @@
+"""Random Slice cases: starts/ends in range, negative, beyond +-dim and at INT_MAX/INT_MIN of the
+index dtype; steps of both signs and extreme sizes; axes in any order, negative where allowed,
+omitted; and a small share of invalid ones (zero step, axis out of range, repeated axis,
+mismatched lengths)."""
+
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import strategies as st
+
+from ..case import Example
+from ..dtypes import dtype
+from ..registry import OpVersion
+from .common import arrays, index_values, invalid_share, shapes, step_values
+
+INVALID_KINDS = ("steps-zero", "axis-out-of-range", "repeated-axes", "length-mismatch")
+
+
+@st.composite
+def examples(draw, version: OpVersion, binding: dict[str, str]) -> Example:
+    dt = dtype(binding["T"])
+    index = dtype(binding.get("Tind", "int64"))
+    has_steps = version.input("steps") is not None
+    negative_axes = version.since_version >= 11
+    shape = draw(shapes(min_rank=1))
+    data = draw(arrays(dt, shape))
+    rank = len(shape)
+    count = draw(st.integers(1, rank))
+    axes = draw(st.permutations(range(rank)))[:count]
+    starts = [draw(index_values(shape[a], index)) for a in axes]
+    ends = [draw(index_values(shape[a], index)) for a in axes]
+    steps = [draw(step_values(shape[a], index)) for a in axes] if has_steps and draw(st.booleans()) else None
+    written_axes = [a - rank if negative_axes and draw(st.booleans()) else a for a in axes]
+    omit_axes = axes == list(range(count)) and draw(st.booleans())
+    if draw(invalid_share()):
+        written_axes, starts, ends, steps = _make_invalid(draw, version, rank, written_axes, starts, ends, steps)
+        omit_axes = False
+    params = {"starts": starts, "ends": ends, "axes": None if omit_axes else written_axes, "steps": steps}
+    inputs, attributes = _place(version, data, params, index)
+    return Example(version, "hypothesis", dict(binding), inputs, attributes, "hypothesis", "T")
+
+
+def _make_invalid(draw, version, rank, axes, starts, ends, steps):
+    kinds = [k for k in INVALID_KINDS if k != "steps-zero" or version.input("steps") is not None]
+    kind = draw(st.sampled_from(kinds))
+    if kind == "steps-zero":
+        steps = list(steps or [1] * len(starts))
+        steps[draw(st.integers(0, len(steps) - 1))] = 0
+    elif kind == "axis-out-of-range":
+        axes = list(axes)
+        axes[0] = draw(st.sampled_from((rank, rank + 3, -rank - 1) if version.since_version >= 11 else (rank, rank + 3)))
+    elif kind == "repeated-axes":
+        axes, starts, ends = list(axes) + [axes[0]], starts + [starts[0]], ends + [ends[0]]
+        steps = steps + [steps[0]] if steps else None
+    else:
+        ends = ends + [0]
+    return axes, starts, ends, steps
+
+
+def _place(version: OpVersion, data: np.ndarray, params: dict, index) -> tuple[dict, dict]:
+    inputs: dict = {"data": data}
+    attributes: dict = {}
+    if version.input("starts") is None:  # Slice-1: attributes, no steps
+        attributes = {k: list(v) for k, v in params.items() if v is not None and k != "steps"}
+        return inputs, attributes
+    for name in ("starts", "ends", "axes", "steps"):
+        value = params[name]
+        inputs[name] = None if value is None else np.array(value, dtype=index.np_dtype)
+    if inputs["steps"] is None:
+        del inputs["steps"]
+        if inputs["axes"] is None:
+            del inputs["axes"]
+    return inputs, attributes

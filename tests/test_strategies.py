@@ -1,0 +1,113 @@
+"""Hypothesis strategies: deterministic, covering every dtype, weighted to boundaries, shrinking."""
+
+import math
+from collections import Counter
+
+import numpy as np
+import pytest
+
+from conformance import strategies
+from conformance.reference import covered_ops, for_op
+from conformance.registry import version_in_force, versions
+
+
+def ids_and_bytes(examples):
+    return [(e.id, {k: (None if v is None else (v.dtype.str, v.shape, v.tolist() if v.dtype.kind == "O" else v.tobytes()))
+                    for k, v in e.inputs.items()}, repr(e.attributes)) for e in examples]
+
+
+@pytest.mark.parametrize("op", ["Clip", "ConstantOfShape", "Slice"])
+def test_same_seed_same_cases_same_ids(op):
+    chosen = list(versions(op))
+    first = strategies.generate(chosen, 5, seed=42)
+    second = strategies.generate(chosen, 5, seed=42)
+    assert ids_and_bytes(first) == ids_and_bytes(second)
+    other = strategies.generate(chosen, 5, seed=43)
+    assert ids_and_bytes(first) != ids_and_bytes(other)
+
+
+@pytest.mark.parametrize("op", ["Clip", "ConstantOfShape", "Slice"])
+def test_every_dtype_of_every_version_is_drawn(op):
+    drawn = {(e.version.since_version, e.dtype) for e in strategies.generate(list(versions(op)), 2, seed=1)}
+    param = for_op(op).dtype_param
+    wanted = {(v.since_version, d) for v in versions(op) for d in v.allowed(param)}
+    assert drawn == wanted
+
+
+def flat_values(examples, name):
+    for example in examples:
+        array = example.inputs.get(name)
+        if array is not None:
+            yield from array.reshape(-1).tolist()
+
+
+def test_integer_boundaries_appear_in_a_modest_number_of_draws():
+    int64 = [e for e in strategies.draw_group(version_in_force("Clip", 13), {"T": "int64"}, 100, seed=0)]
+    seen = set(flat_values(int64, "input"))
+    for value in (2**63 - 1, -(2**63), 2**53 + 1, 2**53 - 1, 2**24 + 1, 0):
+        assert value in seen, value
+    uint64 = strategies.draw_group(version_in_force("Clip", 13), {"T": "uint64"}, 100, seed=0)
+    assert {2**63, 2**64 - 1} <= set(flat_values(uint64, "input"))
+
+
+def test_float_specials_appear():
+    drawn = strategies.draw_group(version_in_force("Clip", 13), {"T": "float"}, 100, seed=0)
+    values = list(flat_values(drawn, "input"))
+    assert any(math.isnan(v) for v in values)
+    assert math.inf in values and -math.inf in values
+    assert any(v == 0 and math.copysign(1, v) < 0 for v in values)
+    tiny = float(np.finfo(np.float32).smallest_subnormal)
+    assert tiny in values or -tiny in values
+
+
+def test_clip_bounds_are_present_absent_and_empty_names():
+    drawn = strategies.draw_group(version_in_force("Clip", 13), {"T": "float"}, 100, seed=0)
+    modes = Counter(("absent" if "min" not in e.inputs else "empty" if e.inputs["min"] is None else "present") for e in drawn)
+    assert modes["absent"] and modes["empty"] and modes["present"]
+    beside = 0
+    for e in drawn:
+        x, low = e.inputs["input"], e.inputs.get("min")
+        if low is not None and x.size and low.ndim == 0 and np.isfinite(float(low)):
+            beside += any(float(low) == float(v) or abs(float(low) - float(v)) <= abs(float(v)) * 1e-6 for v in x.reshape(-1) if np.isfinite(float(v)))
+    assert beside > 0  # bounds equal to or next to input values
+
+
+def test_slice_draws_sentinels_steps_and_axes_forms():
+    drawn = strategies.draw_group(version_in_force("Slice", 13), {"T": "float", "Tind": "int32"}, 150, seed=0)
+    starts_ends = set(flat_values(drawn, "starts")) | set(flat_values(drawn, "ends"))
+    assert {2**31 - 1, -(2**31)} <= starts_ends
+    steps = set(flat_values(drawn, "steps"))
+    assert any(s < 0 for s in steps) and any(s > 1 for s in steps) and {2**31 - 1, -(2**31)} & steps
+    assert any("steps" not in e.inputs for e in drawn) and any("axes" not in e.inputs for e in drawn)
+    assert any(a < 0 for a in flat_values(drawn, "axes"))
+    assert any(0 in e.inputs["data"].shape for e in drawn)
+    ranks = {e.inputs["data"].ndim for e in drawn}
+    assert ranks == {1, 2, 3, 4, 5, 6}
+
+
+def test_slice_before_11_never_draws_negative_axes_as_valid():
+    reference = for_op("Slice")
+    for version in (1, 10):
+        for example in strategies.draw_group(version_in_force("Slice", version), {"T": "float", "Tind": "int64"} if version == 10 else {"T": "float"}, 60, seed=0):
+            axes = example.inputs.get("axes") if version == 10 else example.attributes.get("axes")
+            if axes is not None and any(int(a) < 0 for a in np.asarray(axes).reshape(-1)):
+                assert not reference.expected(example).is_valid
+
+
+def test_a_small_share_is_invalid():
+    reference = for_op("Slice")
+    drawn = strategies.draw_group(version_in_force("Slice", 13), {"T": "int8", "Tind": "int64"}, 200, seed=0)
+    invalid = sum(not reference.expected(e).is_valid for e in drawn)
+    assert 0 < invalid < len(drawn) // 4
+
+
+def test_constant_of_shape_draws_empty_shapes_zero_dims_and_extremes():
+    drawn = strategies.draw_group(version_in_force("ConstantOfShape", 25), {"T1": "int64", "T2": "int8"}, 100, seed=0)
+    shapes = [e.inputs["input"].tolist() for e in drawn]
+    assert [] in shapes and any(0 in s for s in shapes)
+    values = {int(e.attributes["value"][0]) for e in drawn}
+    assert {-128, 127} <= values
+
+
+def test_every_covered_op_has_a_strategy():
+    assert set(strategies.STRATEGIES) == set(covered_ops())
