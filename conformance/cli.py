@@ -66,7 +66,7 @@ def run_command(
     seed: int = typer.Option(0, "--seed", help="Hypothesis seed: the same seed gives the same cases and ids."),
     no_hypothesis: bool = typer.Option(False, "--no-hypothesis", help="Only the YAML cases."),
     no_yaml: bool = typer.Option(False, "--no-yaml", help="Only the hypothesis cases."),
-    shrink: int = typer.Option(8, "--shrink", min=0, help="Shrink the failures of at most this many version x dtype groups."),
+    shrink: int = typer.Option(4, "--shrink", min=0, help="Shrink the failures of at most this many version x dtype groups."),
 ) -> None:
     """Run an op's cases on a runtime and compare with conform's reference."""
     from .dtypes import dtype

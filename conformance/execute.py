@@ -41,7 +41,7 @@ class RunOptions:
     use_hypothesis: bool = True
     examples: int = strategies.DEFAULT_EXAMPLES
     seed: int = 0
-    shrink: int = 8
+    shrink: int = 4
 
 
 @dataclass(frozen=True, eq=False)

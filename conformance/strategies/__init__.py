@@ -10,6 +10,7 @@ where the runtime failed, so hypothesis reaches the same failure and then minimi
 from __future__ import annotations
 
 import dataclasses
+import time
 from typing import Callable
 
 from hypothesis import HealthCheck, Phase, Verbosity, given, settings
@@ -28,11 +29,16 @@ STRATEGIES: dict[str, Callable[[OpVersion, dict[str, str]], st.SearchStrategy[Ex
     "Slice": slice.examples,
 }
 DEFAULT_EXAMPLES = 20
+SHRINK_SECONDS = 3.0
 NAME = "hypothesis-{:04d}"
 
 
 class _Failed(Exception):
     """Raised inside a shrinking run where the runtime failed, so hypothesis minimises it."""
+
+
+class _OutOfTime(BaseException):
+    """Raised when the shrinking budget is spent; hypothesis propagates BaseExceptions at once."""
 
 
 def _settings(count: int, phases: tuple) -> settings:
@@ -87,23 +93,32 @@ def generate(versions: list[OpVersion], count: int, seed: int, dtypes: tuple[str
     return [e for v in versions for b in bindings(v, dtypes) for e in draw_group(v, b, count, seed)]
 
 
-def shrink(version: OpVersion, binding: dict[str, str], count: int, seed: int, fails: Callable[[Example], bool]) -> Example | None:
-    """The minimal example hypothesis finds for which `fails` is true, replaying the seeded search."""
+def shrink(
+    version: OpVersion, binding: dict[str, str], count: int, seed: int, fails: Callable[[Example], bool],
+    seconds: float = SHRINK_SECONDS,
+) -> Example | None:
+    """The smallest example hypothesis finds for which `fails` is true, replaying the seeded search.
+
+    After `seconds` the search stops and the smallest failure seen so far is kept (hypothesis only
+    tries candidates smaller than its current best).
+    """
     failing: list[Example] = []
+    deadline = time.monotonic() + seconds
 
     @hypothesis_seed(group_seed(seed, version, binding))
     @_settings(count, (Phase.generate, Phase.shrink))
     @given(strategy_for(version, binding))
     def check(example: Example) -> None:
+        if failing and time.monotonic() > deadline:
+            raise _OutOfTime()
         if fails(example):
             failing.append(example)
             raise _Failed()
 
     try:
         check()
-    except _Failed:
-        # hypothesis replays the minimal failing example last.
-        return dataclasses.replace(failing[-1], name="hypothesis-minimal", source="hypothesis:shrunk")
-    except HypothesisException:
+    except (_Failed, _OutOfTime, HypothesisException):
+        pass  # _Failed: hypothesis replayed its minimal example last
+    if not failing:
         return None
-    return None
+    return dataclasses.replace(failing[-1], name="hypothesis-minimal", source="hypothesis:shrunk")
