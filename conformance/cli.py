@@ -96,6 +96,58 @@ def run_command(
     raise typer.Exit(exit_code(results, strict_validation, fail_on_unsupported))
 
 
+@app.command("generate")
+def generate_command(
+    op: str = typer.Option(..., "--op", help="Operator name, e.g. Slice."),
+    out_dir: Path = typer.Option(..., "--out", help="Folder to write test_<name>/ directories and manifest.json into."),
+    opset: Optional[int] = typer.Option(None, "--opset", help="The version in force at this opset (default: every version)."),
+    dtypes: List[str] = typer.Option([], "--dtype", help="Only these dtypes (repeatable)."),
+    examples: int = typer.Option(strategies.DEFAULT_EXAMPLES, "--examples", min=0, help="Hypothesis examples per op version x dtype."),
+    seed: int = typer.Option(0, "--seed", help="Hypothesis seed."),
+    cases: List[Path] = typer.Option([], "--cases", help="Extra case files or folders."),
+    no_hypothesis: bool = typer.Option(False, "--no-hypothesis", help="Only the YAML cases."),
+    no_yaml: bool = typer.Option(False, "--no-yaml", help="Only the hypothesis cases."),
+    include_ambiguous: bool = typer.Option(False, "--include-ambiguous", help="Also write cases whose spec reading is ambiguous."),
+    force: bool = typer.Option(False, "--force", help="Replace test directories that already exist."),
+) -> None:
+    """Write golden test data (ONNX backend-test layout) with expected outputs from the reference."""
+    from .dtypes import dtype
+    from .golden import GenerateOptions, generate
+
+    options = RunOptions(
+        op=for_op(op).op, opset=opset, dtypes=tuple(dtype(d).name for d in dtypes),
+        case_roots=(casefile.BUILTIN_CASES, *cases), use_yaml=not no_yaml, use_hypothesis=not no_hypothesis,
+        examples=examples, seed=seed,
+    )
+    manifest = generate(select_examples(options), GenerateOptions(out_dir, force, include_ambiguous, seed))
+    written = sum(t["status"].startswith("written") for t in manifest["tests"])
+    skipped = len(manifest["tests"]) - written
+    out.print(f"{written} tests written to {out_dir}; {skipped} listed as skipped in {out_dir / 'manifest.json'}", highlight=False)
+
+
+@app.command("verify")
+def verify_command(
+    paths: List[Path] = typer.Argument(..., help="Test directories, or folders of them."),
+    report_json: Optional[Path] = typer.Option(None, "--report-json", help="Where to write the JSON report."),
+    strict_zero: bool = typer.Option(False, "--strict-zero", help="Tell +0.0 from -0.0."),
+) -> None:
+    """Check stored golden outputs against conform's reference."""
+    from .golden import agreeing, test_dirs, verify_one
+
+    results, skipped = [], []
+    for path in test_dirs(paths):
+        found = verify_one(path, strict_zero)
+        (skipped if isinstance(found, tuple) else results).append(found)
+    path = report_json or DEFAULT_REPORT_DIR / "verify.json"
+    doc = json_report.document(results, {"name": "golden data"}, None, {"paths": [str(p) for p in paths]})
+    doc["skipped"] = [{"path": str(p), "reason": f"skipped: {why}"} for p, why in skipped]
+    json_report.write(path, doc)
+    console_report.render(results, out, str(path), show=("fail", "error", "lenient"))
+    for skipped_path, why in skipped:
+        out.print(f"skipped: {why}: {skipped_path}", highlight=False, soft_wrap=True)
+    raise typer.Exit(0 if all(agreeing(r) for r in results) else 1)
+
+
 def _run_with_progress(examples, runner, options):
     if not err.is_terminal:
         return run_examples(examples, runner, options)

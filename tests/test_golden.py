@@ -1,0 +1,187 @@
+"""Golden data: generate -> verify round trips, byte-for-byte determinism, atomic writes, and real
+clients (onnx's loader and runner, onnxruntime.backend) reading what conform writes."""
+
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+import onnx
+import pytest
+from onnx import numpy_helper
+
+from conformance import golden
+from conformance.execute import RunOptions, select_examples
+
+sys.path.insert(0, str(Path(__file__).parent))
+import onnx_node_tests  # noqa: E402
+
+
+def files_of(folder: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+@pytest.mark.parametrize("op", ["Clip", "ConstantOfShape", "Slice"])
+def test_generate_then_verify_agrees_for_every_op(conform, tmp_path, op):
+    out = tmp_path / "golden"
+    assert conform("generate", "--op", op, "--examples", "2", "--out", str(out)).code == 0
+    manifest = json.loads((out / "manifest.json").read_text())
+    written = [t for t in manifest["tests"] if t["status"].startswith("written")]
+    assert written and all((out / t["name"] / "model.onnx").is_file() for t in written)
+    result = conform("verify", str(out), "--report-json", str(tmp_path / "v.json"))
+    assert result.code == 0, result.stdout
+    assert json.loads((tmp_path / "v.json").read_text())["summary"]["pass"] == len(written)
+
+
+def test_one_changed_byte_makes_verify_fail_and_name_the_test(conform, tmp_path):
+    out = tmp_path / "golden"
+    conform("generate", "--op", "Slice", "--opset", "13", "--dtype", "float", "--no-hypothesis", "--out", str(out))
+    victim = out / "test_slice_13_negative_start_float_int64" / "test_data_set_0" / "output_0.pb"
+    data = bytearray(victim.read_bytes())
+    data[-1] ^= 0x01  # raw_data is the last field: this flips one bit of the last stored value
+    victim.write_bytes(bytes(data))
+    result = conform("verify", str(out), "--report-json", str(tmp_path / "v.json"))
+    assert result.code == 1
+    failed = [r for r in json.loads((tmp_path / "v.json").read_text())["results"] if r["outcome"] == "fail"]
+    assert [r["case"] for r in failed] == ["test_slice_13_negative_start_float_int64"]
+    assert "test_slice_13_negative_start_float_int64" in result.stdout
+
+
+def test_same_seed_and_options_write_byte_identical_files(conform, tmp_path):
+    args = ("generate", "--op", "Clip", "--opset", "13", "--examples", "3", "--seed", "5")
+    conform(*args, "--out", str(tmp_path / "a"))
+    conform(*args, "--out", str(tmp_path / "b"))
+    assert files_of(tmp_path / "a") == files_of(tmp_path / "b")
+
+
+def test_existing_tests_are_replaced_only_with_force_and_nothing_else_is_touched(conform, tmp_path):
+    out = tmp_path / "golden"
+    args = ("generate", "--op", "Slice", "--opset", "13", "--dtype", "float", "--no-hypothesis", "--out", str(out))
+    assert conform(*args).code == 0
+    mine = out / "test_mine" / "model.onnx"
+    mine.parent.mkdir()
+    mine.write_bytes(b"not conform's")
+    refused = conform(*args)
+    assert refused.code == 2 and "--force" in refused.stderr and "Traceback" not in refused.stderr
+    assert conform(*args, "--force").code == 0
+    assert mine.read_bytes() == b"not conform's"
+    assert not [p for p in out.iterdir() if p.name.startswith(".")]
+
+
+def test_invalid_and_ambiguous_cases_are_listed_not_written(conform, tmp_path):
+    out = tmp_path / "golden"
+    conform("generate", "--op", "Clip", "--opset", "13", "--no-hypothesis", "--out", str(out))
+    tests = {t["id"]: t for t in json.loads((out / "manifest.json").read_text())["tests"]}
+    invalid = tests["Clip-13/min_not_scalar/float"]
+    assert invalid["status"].startswith("skipped: invalid input (bound-not-scalar)")
+    assert not (out / invalid["name"]).exists()
+    ambiguous = tests["Clip-13/infinite_inputs_without_bounds/float"]
+    assert ambiguous["status"].startswith("skipped: ambiguous") and not (out / ambiguous["name"]).exists()
+    conform("generate", "--op", "Clip", "--opset", "13", "--no-hypothesis", "--include-ambiguous", "--force", "--out", str(out))
+    assert (out / ambiguous["name"] / "model.onnx").is_file()
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert {"conform", "onnx", "numpy"} <= set(manifest["tool"])
+    written = next(t for t in manifest["tests"] if t["status"] == "written")
+    assert len(written["hash"]) == 64 and written["source"].startswith("yaml:")
+
+
+def test_interrupted_generation_leaves_no_half_written_test(tmp_path, monkeypatch):
+    examples = select_examples(RunOptions(op="Slice", opset=13, dtypes=("float",), use_hypothesis=False))
+    calls = {"n": 0}
+    real = golden._tensor_bytes
+
+    def dies_on_the_tenth(array, name):
+        calls["n"] += 1
+        if calls["n"] == 10:
+            raise KeyboardInterrupt
+        return real(array, name)
+
+    monkeypatch.setattr(golden, "_tensor_bytes", dies_on_the_tenth)
+    with pytest.raises(KeyboardInterrupt):
+        golden.generate(examples, golden.GenerateOptions(tmp_path))
+    tests = [p for p in tmp_path.iterdir()]
+    assert tests and all(not p.name.startswith(".") for p in tests)
+    for test in tests:
+        assert (test / "model.onnx").is_file() and (test / "test_data_set_0" / "output_0.pb").is_file()
+
+
+@pytest.mark.parametrize("op, opset, dtype", [("ConstantOfShape", 25, "int2"), ("ConstantOfShape", 24, "float8e8m0"),
+                                              ("ConstantOfShape", 21, "int4"), ("ConstantOfShape", 20, "bfloat16"),
+                                              ("ConstantOfShape", 23, "float4e2m1"), ("Slice", 13, "string")])
+def test_every_dtype_is_stored_as_numpy_helper_stores_it(conform, tmp_path, op, opset, dtype):
+    out = tmp_path / "golden"
+    conform("generate", "--op", op, "--opset", str(opset), "--dtype", dtype, "--examples", "2", "--out", str(out))
+    outputs = list(out.glob("*/test_data_set_0/output_0.pb"))
+    assert outputs
+    for path in outputs:
+        tensor = onnx.TensorProto()
+        tensor.ParseFromString(path.read_bytes())
+        array = numpy_helper.to_array(tensor)
+        assert tensor.data_type == onnx.TensorProto.DataType.Value(dtype.upper())
+        assert numpy_helper.from_array(array, tensor.name).SerializeToString(deterministic=True) == path.read_bytes()
+
+
+def test_unreadable_golden_data_is_exit_2_naming_the_path(conform, tmp_path):
+    out = tmp_path / "golden"
+    conform("generate", "--op", "Slice", "--opset", "13", "--dtype", "float", "--no-hypothesis", "--out", str(out))
+    victim = out / "test_slice_13_negative_start_float_int64" / "test_data_set_0" / "input_0.pb"
+    victim.write_bytes(b"\xff\xff\xff garbage")
+    result = conform("verify", str(out))
+    assert result.code == 2 and "input_0.pb" in result.stderr and "Traceback" not in result.stderr
+    (out / "test_slice_13_negative_start_float_int64" / "model.onnx").write_bytes(b"\x00junk")
+    result = conform("verify", str(out / "test_slice_13_negative_start_float_int64"))
+    assert result.code == 2 and "model.onnx" in result.stderr
+    assert conform("verify", str(tmp_path / "nowhere")).code == 2
+
+
+def test_a_model_that_is_not_a_single_supported_node_is_skipped_not_failed(conform, tmp_path):
+    folder = tmp_path / "test_relu"
+    (folder / "test_data_set_0").mkdir(parents=True)
+    x = onnx.helper.make_tensor_value_info("x", onnx.TensorProto.FLOAT, [2])
+    graph = onnx.helper.make_graph([onnx.helper.make_node("Relu", ["x"], ["y"])], "g", [x],
+                                   [onnx.helper.make_tensor_value_info("y", onnx.TensorProto.FLOAT, [2])])
+    onnx.save(onnx.helper.make_model(graph), folder / "model.onnx")
+    (folder / "test_data_set_0" / "input_0.pb").write_bytes(numpy_helper.from_array(np.zeros(2, np.float32)).SerializeToString())
+    result = conform("verify", str(folder))
+    assert result.code == 0 and "skipped: not a single supported node" in result.stdout
+
+
+def test_verify_agrees_with_onnx_own_node_tests(conform, tmp_path):
+    exported = onnx_node_tests.export(tmp_path / "node")
+    assert len(exported) >= 20
+    result = conform("verify", str(tmp_path / "node"), "--report-json", str(tmp_path / "v.json"))
+    report = json.loads((tmp_path / "v.json").read_text())
+    assert result.code == 0, result.stdout
+    checked = {r["case"] for r in report["results"]}
+    assert {"test_slice_neg_steps", "test_clip_min_greater_than_max", "test_constantofshape_int_shape_zero"} <= checked
+    assert all(s["reason"] == "skipped: not a single supported node" and s["path"].endswith("_expanded") for s in report["skipped"])
+
+
+def test_golden_data_is_consumed_by_onnx_loader_and_runner_like_conform_run_says(conform, tmp_path):
+    from onnx.backend.test.loader import load_model_tests
+    from onnx.backend.test.runner import Runner
+    import onnxruntime.backend as backend
+
+    common = ("--op", "Slice", "--opset", "13", "--dtype", "float", "--dtype", "int64", "--examples", "4")
+    # onnx 1.23's loader answers kind="node" from its own in-memory cases; any other kind reads data_dir/<kind>.
+    conform("generate", *common, "--out", str(tmp_path / "data" / "conform"))
+    run = conform("run", *common)
+    by_name = {"test_" + __import__("re").sub(r"[^a-z0-9]+", "_", r["id"].lower()).strip("_"): r["outcome"] for r in run.report["results"]}
+    cases = load_model_tests(data_dir=str(tmp_path / "data"), kind="conform")
+    assert len(cases) > 50
+    agree = 0
+    for case in cases:
+        model = onnx.load(Path(case.model_dir) / "model.onnx")
+        data = Path(case.model_dir) / "test_data_set_0"
+        load = lambda p: numpy_helper.to_array(onnx.load_tensor(str(p)))
+        inputs = [load(p) for p in sorted(data.glob("input_*.pb"), key=lambda p: int(p.stem.split("_")[1]))]
+        expected = [load(p) for p in sorted(data.glob("output_*.pb"))]
+        outputs = backend.prepare(model, "CPU").run(inputs)
+        try:
+            Runner.assert_similar_outputs(expected, list(outputs), rtol=case.rtol, atol=case.atol, model_dir=case.model_dir)
+            onnx_says = "pass"
+        except AssertionError:
+            onnx_says = "fail"
+        assert onnx_says == by_name[case.name], case.name
+        agree += 1
+    assert agree == len(cases) and "fail" in by_name.values()
