@@ -6,8 +6,8 @@ available.
 
 from __future__ import annotations
 
+import dataclasses
 import sys
-import time
 from pathlib import Path
 from typing import List, Optional
 
@@ -17,12 +17,13 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from . import casefile, registry, strategies
-from .errors import ConformError
+from .errors import ConformError, UsageError
 from .execute import RunOptions, run_examples, select_examples, shrink_failures
 from .reference import covered_ops, for_op
 from .report import console as console_report
 from .report import exit_code, json_report
-from .runners import make_runner
+from .model import MODES
+from .runners import OPTIMIZATIONS, make_runner
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help="Spec-conformance tests for ONNX operators.")
 out = Console()
@@ -67,6 +68,10 @@ def run_command(
     no_hypothesis: bool = typer.Option(False, "--no-hypothesis", help="Only the YAML cases."),
     no_yaml: bool = typer.Option(False, "--no-yaml", help="Only the hypothesis cases."),
     shrink: int = typer.Option(4, "--shrink", min=0, help="Shrink the failures of at most this many version x dtype groups."),
+    mode: str = typer.Option("input", "--mode", help="Non-data inputs as graph inputs, initializers, Constant nodes, or all three: input|initializer|constant|all."),
+    optimizations: str = typer.Option("on", "--optimizations", help="onnxruntime graph optimizations: on|off|both."),
+    timeout: float = typer.Option(10.0, "--timeout", min=0.1, help="Seconds a case may take before it is a timeout."),
+    no_isolation: bool = typer.Option(False, "--no-isolation", help="Run the runtime in this process (a crash ends the run)."),
 ) -> None:
     """Run an op's cases on a runtime and compare with conform's reference."""
     from .dtypes import dtype
@@ -83,15 +88,20 @@ def run_command(
         examples=examples,
         seed=seed,
         shrink=shrink,
+        modes=_choice(mode, MODES, "--mode"),
     )
-    chosen_runner = make_runner(runner, provider, backend)
+    levels = _choice(optimizations, OPTIMIZATIONS, "--optimizations")
+    runners = [make_runner(runner, provider, backend, level, isolate=not no_isolation, timeout=timeout) for level in levels]
     selected = select_examples(options)
     path = report_json or DEFAULT_REPORT_DIR / f"{options.op}{'-' + str(opset) if opset else ''}.json"
-    results = _run_with_progress(selected, chosen_runner, options)
-    results = shrink_failures(results, chosen_runner, options, path.parent / "minimal")
-    doc = json_report.document(results, chosen_runner.describe(), seed, _options_record(options, strict_validation))
+    results = []
+    for level, chosen_runner in zip(levels, runners):
+        found = _run_with_progress(selected, chosen_runner, options)
+        found = shrink_failures(found, chosen_runner, options, path.parent / "minimal")
+        results += [dataclasses.replace(r, extra={**r.extra, "optimizations": level}) for r in found] if len(levels) > 1 else found
+    doc = json_report.document(results, runners[0].describe(), seed, _options_record(options, strict_validation))
     json_report.write(path, doc)
-    shown = ("fail", "error", "lenient") + (("ambiguous", "unsupported") if verbose else ())
+    shown = ("fail", "error", "lenient", "crash", "timeout", "fallback") + (("ambiguous", "unsupported") if verbose else ())
     console_report.render(results, out, str(path), show=shown)
     raise typer.Exit(exit_code(results, strict_validation, fail_on_unsupported))
 
@@ -148,6 +158,60 @@ def verify_command(
     raise typer.Exit(0 if all(agreeing(r) for r in results) else 1)
 
 
+@app.command("diff")
+def diff_command(
+    op: str = typer.Option(..., "--op", help="Operator name, e.g. Slice."),
+    against: str = typer.Option(..., "--against", help="cpu|cuda|dml, onnxruntime, reference, or an onnx.backend module."),
+    opset: Optional[int] = typer.Option(None, "--opset", help="The version in force at this opset (default: every version)."),
+    dtypes: List[str] = typer.Option([], "--dtype", help="Only these dtypes (repeatable)."),
+    provider: str = typer.Option("cpu", "--provider", help="The first runner's onnxruntime provider."),
+    backend: Optional[str] = typer.Option(None, "--backend", help="The first runner as an onnx.backend module."),
+    runner: str = typer.Option("onnxruntime", "--runner", help="The first runner: onnxruntime or reference."),
+    examples: int = typer.Option(strategies.DEFAULT_EXAMPLES, "--examples", min=0, help="Hypothesis examples per op version x dtype."),
+    seed: int = typer.Option(0, "--seed", help="Hypothesis seed."),
+    no_hypothesis: bool = typer.Option(False, "--no-hypothesis", help="Only the YAML cases."),
+    timeout: float = typer.Option(10.0, "--timeout", min=0.1, help="Seconds a case may take before it is a timeout."),
+    no_isolation: bool = typer.Option(False, "--no-isolation", help="Run the runtimes in this process."),
+    report_json: Optional[Path] = typer.Option(None, "--report-json", help="Where to write the JSON report."),
+) -> None:
+    """Run the same cases on two runners; show where they disagree and which keeps to the spec."""
+    from .differential import diff, runner_from_name
+    from .dtypes import dtype
+
+    options = RunOptions(op=for_op(op).op, opset=opset, dtypes=tuple(dtype(d).name for d in dtypes),
+                         use_hypothesis=not no_hypothesis, examples=examples, seed=seed)
+    first = make_runner(runner, provider, backend, isolate=not no_isolation, timeout=timeout)
+    second = runner_from_name(against, isolate=not no_isolation, timeout=timeout)
+    results = diff(select_examples(options), first, second, options)
+    path = report_json or DEFAULT_REPORT_DIR / f"diff-{options.op}.json"
+    doc = json_report.document(results, {"first": first.describe(), "second": second.describe()}, seed, {"against": against})
+    json_report.write(path, doc)
+    _print_disagreements(results, first.describe(), second.describe(), str(path))
+    raise typer.Exit(1 if any(r.extra["disagreement"] for r in results) else 0)
+
+
+def _print_disagreements(results, first: dict, second: dict, path: str) -> None:
+    names = (f"{first.get('name')} {first.get('provider', '')}".strip(), f"{second.get('name')} {second.get('provider', '')}".strip())
+    table = Table(title=f"conform diff: {names[0]} vs {names[1]}")
+    for column in ("case", names[0], names[1], "keeps to the spec", "disagreement"):
+        table.add_column(column, overflow="fold")
+    disagreeing = [r for r in results if r.extra["disagreement"]]
+    for result in disagreeing[:50]:
+        side = {"first": names[0], "second": names[1]}.get(result.extra["agrees_with_spec"], result.extra["agrees_with_spec"])
+        table.add_row(result.example.id, result.outcome, result.extra["against"]["outcome"], side, result.extra["disagreement"])
+    out.print(table)
+    out.print(f"{len(results)} cases, {len(disagreeing)} disagreements. JSON report: {path}", highlight=False)
+
+
+def _choice(value: str, allowed: tuple[str, ...], option: str) -> tuple[str, ...]:
+    """`all`/`both` means every allowed value; anything else must be one of them."""
+    if value in ("all", "both"):
+        return allowed
+    if value not in allowed:
+        raise UsageError(f"{option} takes one of {', '.join(allowed)} or {'all' if len(allowed) > 2 else 'both'}, not '{value}'")
+    return (value,)
+
+
 def _run_with_progress(examples, runner, options):
     if not err.is_terminal:
         return run_examples(examples, runner, options)
@@ -168,6 +232,7 @@ def _options_record(options: RunOptions, strict_validation: bool) -> dict:
         "yaml": options.use_yaml,
         "hypothesis": options.use_hypothesis,
         "examples": options.examples,
+        "modes": list(options.modes),
     }
 
 

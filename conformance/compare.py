@@ -18,7 +18,8 @@ from .runners.base import RunOutput
 from .values import format_scalar
 
 PASS, FAIL, UNSUPPORTED, AMBIGUOUS, LENIENT, ERROR = "pass", "fail", "unsupported", "ambiguous", "lenient", "error"
-OUTCOMES = (PASS, FAIL, UNSUPPORTED, AMBIGUOUS, LENIENT, ERROR)
+CRASH, TIMEOUT, FALLBACK = "crash", "timeout", "fallback"
+OUTCOMES = (PASS, FAIL, UNSUPPORTED, AMBIGUOUS, LENIENT, ERROR, CRASH, TIMEOUT, FALLBACK)
 MAX_LISTED_MISMATCHES = 10
 
 
@@ -128,6 +129,8 @@ def _outputs_mismatches(expected: tuple[np.ndarray, ...], actual: tuple[np.ndarr
 
 def judge(expected: Expected, run: RunOutput, strict_zero: bool = False) -> Verdict:
     """The verdict for one example: what the spec expects vs what the runner did."""
+    if run.fault is not None:
+        return Verdict(run.fault, run.error or run.fault)
     if not expected.is_valid:
         return _judge_invalid(expected, run)
     if run.unsupported:

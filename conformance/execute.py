@@ -21,6 +21,7 @@ from .case import Example
 from .compare import Verdict
 from .errors import UsageError
 from .model import build, checker_problem
+from .providers import DML_PROVIDER, directml_clip_note
 from .reference import for_op
 from .reference.base import Expected, single
 from .registry import OpVersion, version_in_force, versions
@@ -42,6 +43,7 @@ class RunOptions:
     examples: int = strategies.DEFAULT_EXAMPLES
     seed: int = 0
     shrink: int = 4
+    modes: tuple[str, ...] = ("input",)
 
 
 @dataclass(frozen=True, eq=False)
@@ -111,12 +113,12 @@ def expected_for(example: Example) -> Expected:
     return computed
 
 
-def run_one(example: Example, runner: Runner, options: RunOptions) -> Result:
+def run_one(example: Example, runner: Runner, options: RunOptions, mode: str = "input") -> Result:
     started = time.perf_counter()
     expected = expected_for(example)
     reference = for_op(example.op)
-    built = build(example, reference.output_dtype(example), _output_rank(example, expected))
-    replay = replay_command(example, runner, options)
+    built = build(example, reference.output_dtype(example), _output_rank(example, expected), mode, reference.data_inputs)
+    replay = replay_command(example, runner, options, ("--mode", mode) if mode != "input" else ())
     if expected.is_valid:
         problem = checker_problem(built.data)
         if problem is not None:
@@ -124,7 +126,17 @@ def run_one(example: Example, runner: Runner, options: RunOptions) -> Result:
             return Result(example, expected, verdict, (), time.perf_counter() - started, replay)
     run = runner.run(built)
     verdict = compare.judge(expected, run, strict_zero=options.strict_zero)
-    return Result(example, expected, verdict, run.outputs, time.perf_counter() - started, replay)
+    verdict = _explained(verdict, example, runner)
+    extra = {"mode": mode} if len(options.modes) > 1 or mode != "input" else {}
+    return Result(example, expected, verdict, run.outputs, time.perf_counter() - started, replay, extra)
+
+
+def _explained(verdict: Verdict, example: Example, runner: Runner) -> Verdict:
+    """A failure on a provider with known semantics of its own says so in those terms."""
+    if verdict.outcome != compare.FAIL or runner.describe().get("provider") != DML_PROVIDER:
+        return verdict
+    note = directml_clip_note(example)
+    return dataclasses.replace(verdict, message=f"{verdict.message}. {note}") if note else verdict
 
 
 def _output_rank(example: Example, expected: Expected) -> int:
@@ -139,9 +151,10 @@ def run_examples(
 ) -> list[Result]:
     results = []
     for example in examples:
-        result = run_one(example, runner, options)
-        results.append(result)
-        on_result(result)
+        for mode in options.modes:
+            result = run_one(example, runner, options, mode)
+            results.append(result)
+            on_result(result)
     return results
 
 
@@ -169,26 +182,27 @@ def shrink_failures(results: list[Result], runner: Runner, options: RunOptions, 
     for position, result in enumerate(results):
         example = result.example
         if example.source == "hypothesis" and result.outcome in FAILING:
-            groups.setdefault((example.version.since_version, tuple(sorted(example.types.items()))), position)
+            key = (example.version.since_version, tuple(sorted(example.types.items())), result.extra.get("mode", "input"))
+            groups.setdefault(key, position)
     shrunk = list(results)
-    for rank, ((_, binding), position) in enumerate(groups.items()):
+    for rank, ((_, binding, mode), position) in enumerate(groups.items()):
         example = results[position].example
         if rank >= options.shrink:
             note = f"not shrunk: only the first {options.shrink} failing groups are (raise --shrink)"
-            shrunk[position] = dataclasses.replace(results[position], extra={"minimal": {"skipped": note}})
+            shrunk[position] = dataclasses.replace(results[position], extra={**results[position].extra, "minimal": {"skipped": note}})
             continue
         minimal = strategies.shrink(
             example.version, dict(binding), options.examples, options.seed,
-            lambda candidate: run_one(candidate, runner, options).outcome in FAILING,
+            lambda candidate: run_one(candidate, runner, options, mode).outcome in FAILING,
         )
         if minimal is not None:
             shrunk[position] = dataclasses.replace(
-                results[position], extra={"minimal": _minimal_record(minimal, runner, options, folder)}
+                results[position], extra={**results[position].extra, "minimal": _minimal_record(minimal, runner, options, folder, mode)}
             )
     return shrunk
 
 
-def _minimal_record(minimal: Example, runner: Runner, options: RunOptions, folder: Path) -> dict:
+def _minimal_record(minimal: Example, runner: Runner, options: RunOptions, folder: Path, mode: str) -> dict:
     from .regression import case_yaml
     from .report.json_report import write_atomic
 
@@ -199,9 +213,10 @@ def _minimal_record(minimal: Example, runner: Runner, options: RunOptions, folde
     write_atomic(path, text)
     named = dataclasses.replace(minimal, name=name, source=f"yaml:{path}")
     replay = shlex.join(["conform", "run", "--op", minimal.op, "--opset", str(minimal.version.since_version),
-                         "--no-hypothesis", "--cases", str(path), "--case", named.id, *runner.replay_options()])
+                         "--no-hypothesis", "--cases", str(path), "--mode", mode, "--case", named.id,
+                         *runner.replay_options()])
     return {"id": named.id, "yaml": text, "file": str(path), "replay": replay,
-            "outcome": run_one(minimal, runner, options).verdict.message}
+            "outcome": run_one(minimal, runner, options, mode).verdict.message}
 
 
 __all__ = ["RunOptions", "Result", "select_examples", "run_examples", "run_one", "expected_for", "shrink_failures"]

@@ -28,16 +28,34 @@ class BuiltModel:
     feeds: dict[str, np.ndarray]
 
 
-def build(example: Example, output_dtype: str, output_rank: int) -> BuiltModel:
-    """The model for an example; outputs get `output_rank` symbolic dims (the checker wants a shape)."""
+MODES = ("input", "initializer", "constant")
+
+
+def build(example: Example, output_dtype: str, output_rank: int, mode: str = "input",
+          data_inputs: tuple[str, ...] = ()) -> BuiltModel:
+    """The model for an example; outputs get `output_rank` symbolic dims (the checker wants a shape).
+
+    `mode` decides how inputs other than `data_inputs` reach the node: as graph inputs fed at run
+    time, as initializers, or as outputs of Constant nodes. Runtimes constant-fold and pick kernels
+    differently for each, so the same case is worth running all three ways.
+    """
     version = example.version
     node_inputs, graph_inputs, feeds = _inputs(example)
+    initializers, constants = [], []
+    if mode != "input":
+        for name in [n for n in list(feeds) if n not in data_inputs]:
+            tensor = numpy_helper.from_array(feeds.pop(name), name=name)
+            graph_inputs = [g for g in graph_inputs if g.name != name]
+            if mode == "initializer":
+                initializers.append(tensor)
+            else:
+                constants.append(helper.make_node("Constant", [], [name], value=tensor))
     node = helper.make_node(
         version.op, node_inputs, list(version.output_names), **_attributes(example)
     )
     out_dims = [f"out_d{k}" for k in range(output_rank)]
     outputs = [helper.make_tensor_value_info(name, dtype(output_dtype).elem_type, out_dims) for name in version.output_names]
-    graph = helper.make_graph([node], f"conform_{version.op}", graph_inputs, outputs)
+    graph = helper.make_graph([*constants, node], f"conform_{version.op}", graph_inputs, outputs, initializer=initializers)
     opset = helper.make_opsetid("", version.since_version)
     model = helper.make_model(
         graph,

@@ -87,6 +87,7 @@ class OpReference:
     output_param: str
     semantics: tuple[type[VersionSemantics], ...]
     attribute_params: dict[str, str] = field(default_factory=dict)
+    data_inputs: tuple[str, ...] = ()  # inputs that stay graph inputs in every materialization mode
 
     def semantics_for(self, version: OpVersion) -> VersionSemantics:
         eligible = [s for s in self.semantics if s.since <= version.since_version]

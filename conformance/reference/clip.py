@@ -171,5 +171,6 @@ REFERENCE = OpReference(
     op="Clip",
     dtype_param="T",
     output_param="T",
+    data_inputs=("input",),
     semantics=(Clip1, Clip6, Clip11, Clip13),
 )

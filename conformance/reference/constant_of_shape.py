@@ -40,6 +40,7 @@ REFERENCE = OpReference(
     op="ConstantOfShape",
     dtype_param="T2",
     output_param="T2",
+    data_inputs=(),
     semantics=(ConstantOfShape9,),
     attribute_params={"value": "T2"},
 )

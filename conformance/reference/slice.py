@@ -136,5 +136,6 @@ REFERENCE = OpReference(
     op="Slice",
     dtype_param="T",
     output_param="T",
+    data_inputs=("data",),
     semantics=(Slice1, Slice10, Slice11),
 )

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from ..compare import FAIL, ERROR, LENIENT, OUTCOMES, UNSUPPORTED
+from ..compare import CRASH, ERROR, FAIL, FALLBACK, LENIENT, OUTCOMES, TIMEOUT, UNSUPPORTED
 
 
 def summary(results) -> dict[str, int]:
@@ -14,7 +14,7 @@ def summary(results) -> dict[str, int]:
 
 def exit_code(results, strict_validation: bool = False, fail_on_unsupported: bool = False) -> int:
     """0 when every result is acceptable under the options, 1 otherwise."""
-    failing = {FAIL, ERROR}
+    failing = {FAIL, ERROR, CRASH, TIMEOUT, FALLBACK}
     if strict_validation:
         failing.add(LENIENT)
     if fail_on_unsupported:

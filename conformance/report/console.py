@@ -9,10 +9,11 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
-from ..compare import AMBIGUOUS, ERROR, FAIL, LENIENT, OUTCOMES, PASS, UNSUPPORTED
+from ..compare import AMBIGUOUS, CRASH, ERROR, FAIL, FALLBACK, LENIENT, OUTCOMES, PASS, TIMEOUT, UNSUPPORTED
 from ..values import describe
 
-STYLES = {PASS: "green", FAIL: "bold red", ERROR: "bold magenta", UNSUPPORTED: "yellow", AMBIGUOUS: "cyan", LENIENT: "blue"}
+STYLES = {PASS: "green", FAIL: "bold red", ERROR: "bold magenta", UNSUPPORTED: "yellow", AMBIGUOUS: "cyan",
+          LENIENT: "blue", CRASH: "bold red", TIMEOUT: "bold red", FALLBACK: "bold red"}
 MAX_DETAILED = 25
 
 
@@ -21,21 +22,23 @@ def summary_table(results) -> Table:
     table.add_column("op")
     table.add_column("version", justify="right")
     table.add_column("dtype")
-    for outcome in OUTCOMES:
+    shown = [o for o in OUTCOMES if any(r.outcome == o for r in results)] or [PASS]
+    for outcome in shown:
         table.add_column(outcome, justify="right", style=STYLES[outcome])
     groups: dict[tuple, Counter] = defaultdict(Counter)
     for result in results:
         example = result.example
         groups[(example.op, example.version.since_version, example.dtype)][result.outcome] += 1
     for (op, version, dtype), counts in sorted(groups.items()):
-        table.add_row(op, str(version), dtype, *[str(counts.get(o, "")) or "" for o in OUTCOMES])
+        table.add_row(op, str(version), dtype, *[str(counts.get(o, "")) for o in shown])
     return table
 
 
 def failure_panel(result) -> Panel:
     example, verdict = result.example, result.verdict
     body = Text()
-    body.append(f"{example.id}\n", style="bold")
+    variant = ", ".join(f"{k}: {result.extra[k]}" for k in ("mode", "optimizations") if k in result.extra)
+    body.append(f"{example.id}" + (f"  [{variant}]" if variant else "") + "\n", style="bold")
     body.append(f"source: {example.source}\n")
     if example.spec:
         body.append(f"spec: {example.spec}\n")
@@ -65,15 +68,32 @@ def failure_panel(result) -> Panel:
     return Panel(body, title=verdict.outcome.upper(), border_style=STYLES.get(verdict.outcome, "white"))
 
 
-def render(results, console: Console, report_path: str | None = None, show: tuple[str, ...] = (FAIL, ERROR, LENIENT)) -> None:
+def render(results, console: Console, report_path: str | None = None,
+           show: tuple[str, ...] = (FAIL, ERROR, LENIENT, CRASH, TIMEOUT, FALLBACK)) -> None:
     console.print(summary_table(results))
     notable = [r for r in results if r.outcome in show]
     for result in notable[:MAX_DETAILED]:
         console.print(failure_panel(result))
     if len(notable) > MAX_DETAILED:
         console.print(f"... and {len(notable) - MAX_DETAILED} more; every one is in the JSON report.")
+    for line in differing_variants(results):
+        console.print(line, highlight=False)
     counts = Counter(r.outcome for r in results)
     line = ", ".join(f"{counts[o]} {o}" for o in OUTCOMES if counts[o])
     console.print(f"[bold]{len(results)} cases:[/bold] {line or 'none'}")
     if report_path:
         console.print(f"JSON report: {report_path}")
+
+
+def differing_variants(results) -> list[str]:
+    """One line per case whose outcome differs between input modes or optimization levels."""
+    by_case: dict[str, dict[str, str]] = defaultdict(dict)
+    for result in results:
+        variant = "/".join(str(result.extra[k]) for k in ("mode", "optimizations") if k in result.extra)
+        if variant:
+            by_case[result.example.id][variant] = result.outcome
+    return [
+        f"[bold]{case}[/bold] differs between variants: " + ", ".join(f"{v}: {o}" for v, o in sorted(outcomes.items()))
+        for case, outcomes in by_case.items()
+        if len(set(outcomes.values())) > 1
+    ]

@@ -18,6 +18,7 @@ class RunOutput:
     outputs: tuple[np.ndarray, ...] = ()
     error: str | None = None
     unsupported: bool = False
+    fault: str | None = None  # "crash" or "timeout": the runtime's process died or hung
     details: dict = field(default_factory=dict)
 
     @classmethod

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import ctypes
 import re
+import tempfile
+from pathlib import Path
 
 import numpy as np
 from onnx import numpy_helper
@@ -16,6 +18,7 @@ from ..dtypes import canonical_name, dtype, from_numpy
 from ..errors import UnavailableError
 from ..model import BuiltModel
 from .base import RunOutput, SessionCache, first_line
+from .fallback import fallback_message, providers_that_ran, read_profile
 
 PROVIDERS = {"cpu": "CPUExecutionProvider", "cuda": "CUDAExecutionProvider", "dml": "DmlExecutionProvider"}
 UNSUPPORTED_MARKERS = (
@@ -35,17 +38,35 @@ def provider_name(provider: str) -> str:
     return PROVIDERS[provider]
 
 
+def session_options(ort, provider: str, optimizations: str):
+    """The SessionOptions every session of a runner gets."""
+    options = ort.SessionOptions()
+    options.log_severity_level = 4
+    # Single-node models on small tensors gain nothing from thread pools, and each pool costs
+    # ~20 ms to tear down when a session is dropped from the cache.
+    options.intra_op_num_threads = 1
+    options.inter_op_num_threads = 1
+    if optimizations == "off":
+        options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+    if provider != "cpu":
+        # Profiling tells which provider ran the node; checked once per session (see _fallback).
+        options.enable_profiling = True
+        options.profile_file_prefix = str(Path(tempfile.mkdtemp(prefix="conform-profile-")) / "session")
+    return options
+
+
 class OnnxRuntimeRunner:
     """Runs models with onnxruntime.InferenceSession on one execution provider."""
 
     name = "onnxruntime"
 
-    def __init__(self, provider: str = "cpu") -> None:
+    def __init__(self, provider: str = "cpu", optimizations: str = "on") -> None:
         import onnxruntime
 
         self._ort = onnxruntime
         onnxruntime.set_default_logger_severity(4)  # verdicts carry the errors; the log only repeats them
         self.provider = provider
+        self.optimizations = optimizations
         self.execution_provider = provider_name(provider)
         available = onnxruntime.get_available_providers()
         if self.execution_provider not in available:
@@ -53,23 +74,20 @@ class OnnxRuntimeRunner:
                 f"provider '{provider}' ({self.execution_provider}) not available (available: {', '.join(available)})"
             )
         self._sessions = SessionCache(self._create)
+        self._checked_fallback: dict[bytes, str | None] = {}  # per model: None, or the fallback message
         # onnxruntime refuses a type it has not registered the same way for every model, and the
         # refusal is slow; remembering it per type keeps such runs fast without changing verdicts.
         self._unregistered: dict[str, RunOutput] = {}
 
     def describe(self) -> dict:
-        return {"name": self.name, "version": self._ort.__version__, "provider": self.execution_provider}
+        return {"name": self.name, "version": self._ort.__version__, "provider": self.execution_provider,
+                "optimizations": self.optimizations}
 
     def replay_options(self) -> list[str]:
-        return ["--runner", "onnxruntime", "--provider", self.provider]
+        return ["--runner", "onnxruntime", "--provider", self.provider, "--optimizations", self.optimizations]
 
     def _create(self, built: BuiltModel):
-        options = self._ort.SessionOptions()
-        options.log_severity_level = 4
-        # Single-node models on small tensors gain nothing from thread pools, and each pool costs
-        # ~20 ms to tear down when a session is dropped from the cache.
-        options.intra_op_num_threads = 1
-        options.inter_op_num_threads = 1
+        options = session_options(self._ort, self.provider, self.optimizations)
         return self._ort.InferenceSession(built.data, options, providers=[self.execution_provider])
 
     def run(self, built: BuiltModel) -> RunOutput:
@@ -85,12 +103,24 @@ class OnnxRuntimeRunner:
             return outcome
         try:
             if all(dtype(canonical_name(t)).is_numpy_native for t in _tensor_types(built)):
-                return RunOutput(outputs=tuple(session.run(None, built.feeds)))
-            feeds = {name: self._feed(array) for name, array in built.feeds.items()}
-            values = session.run_with_ort_values(None, feeds)
-            return RunOutput(outputs=tuple(_to_numpy(v) for v in values))
+                outputs = tuple(session.run(None, built.feeds))
+            else:
+                feeds = {name: self._feed(array) for name, array in built.feeds.items()}
+                outputs = tuple(_to_numpy(v) for v in session.run_with_ort_values(None, feeds))
         except Exception as error:
             return _classified(error)
+        fallback = self._fallback(built, session)
+        return RunOutput(outputs=outputs, error=fallback, fault="fallback" if fallback else None)
+
+    def _fallback(self, built: BuiltModel, session) -> str | None:
+        if self.provider == "cpu":
+            return None
+        if built.data not in self._checked_fallback:
+            events = read_profile(session.end_profiling())
+            self._checked_fallback[built.data] = fallback_message(
+                self.execution_provider, providers_that_ran(events, built.model.graph.node[-1].op_type)
+            )
+        return self._checked_fallback[built.data]
 
     def _feed(self, array: np.ndarray):
         dt = from_numpy(array.dtype)

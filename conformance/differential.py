@@ -1,0 +1,62 @@
+"""Differential runs: the same cases on two runners, where they disagree, and who agrees with the spec.
+
+Two runtimes disagree on a case when one rejects it and the other does not, or when both answer
+and the outputs differ under conform's comparison rules. Each side also gets its own verdict
+against the reference, so the report says which of them (if either) keeps to the text.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+from .compare import AMBIGUOUS, PASS, mismatch
+from .execute import Result, RunOptions, run_one
+from .errors import UsageError
+from .runners import RUNNER_NAMES, Runner, make_runner
+from .runners.onnxruntime import PROVIDERS
+
+
+def runner_from_name(name: str, isolate: bool, timeout: float) -> Runner:
+    """`cpu`/`cuda`/`dml` (onnxruntime providers), `onnxruntime`, `reference`, or an onnx.backend module."""
+    if name in PROVIDERS:
+        return make_runner("onnxruntime", name, isolate=isolate, timeout=timeout)
+    if name in RUNNER_NAMES:
+        return make_runner(name, isolate=isolate, timeout=timeout)
+    if not name.strip():
+        raise UsageError("--against needs a provider (cpu, cuda, dml), a runner (onnxruntime, reference) or a backend module")
+    return make_runner(backend=name.removeprefix("backend:"), isolate=isolate, timeout=timeout)
+
+
+def outputs_disagree(first: Result, second: Result, strict_zero: bool) -> str | None:
+    """Why two runners' answers to the same case differ, or None when they agree."""
+    if not first.actual and not second.actual:
+        return None
+    if not first.actual or not second.actual:
+        which = "the first" if not first.actual else "the second"
+        return f"{which} runner rejected the case ({(first if not first.actual else second).verdict.message})"
+    if len(first.actual) != len(second.actual):
+        return f"{len(first.actual)} outputs vs {len(second.actual)}"
+    for index, (a, b) in enumerate(zip(first.actual, second.actual)):
+        found = mismatch(index, a, b, strict_zero)
+        if found is not None:
+            return "; ".join(found.lines()[:3])
+    return None
+
+
+def keeps_to_spec(result: Result) -> bool:
+    return result.outcome in (PASS, AMBIGUOUS)
+
+
+def diff(examples, first: Runner, second: Runner, options: RunOptions) -> list[Result]:
+    """One Result per case (the first runner's), carrying the second's verdict and the disagreement."""
+    results = []
+    for example in examples:
+        a, b = run_one(example, first, options), run_one(example, second, options)
+        disagreement = outputs_disagree(a, b, options.strict_zero)
+        agrees = {"first": keeps_to_spec(a), "second": keeps_to_spec(b)}
+        spec_side = "both" if all(agrees.values()) else "neither" if not any(agrees.values()) else \
+            ("first" if agrees["first"] else "second")
+        extra = {"against": {"outcome": b.outcome, "message": b.verdict.message},
+                 "disagreement": disagreement, "agrees_with_spec": spec_side}
+        results.append(dataclasses.replace(a, extra={**a.extra, **extra}))
+    return results
