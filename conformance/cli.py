@@ -30,10 +30,23 @@ out = Console()
 err = Console(stderr=True)
 DEFAULT_REPORT_DIR = Path("reports")
 
+# Options several commands share, declared once.
+OP = typer.Option(..., "--op", help="Operator name, e.g. Slice.")
+OPSET = typer.Option(None, "--opset", help="The version in force at this opset (default: every version).")
+DTYPES = typer.Option([], "--dtype", help="Only these dtypes (repeatable).")
+EXAMPLES = typer.Option(strategies.DEFAULT_EXAMPLES, "--examples", min=0, help="Hypothesis examples per op version x dtype.")
+SEED = typer.Option(0, "--seed", help="Hypothesis seed: the same seed gives the same cases and ids.")
+NO_HYPOTHESIS = typer.Option(False, "--no-hypothesis", help="Only the YAML cases.")
+NO_YAML = typer.Option(False, "--no-yaml", help="Only the hypothesis cases.")
+CASES = typer.Option([], "--cases", help="Extra case files or folders.")
+TIMEOUT = typer.Option(10.0, "--timeout", min=0.1, help="Seconds a case may take before it is a timeout.")
+NO_ISOLATION = typer.Option(False, "--no-isolation", help="Run the runtime in this process (a crash ends the run).")
+REPORT_JSON = typer.Option(None, "--report-json", help="Where to write the JSON report.")
+
 
 @app.command("list")
 def list_command(
-    cases: List[Path] = typer.Option([], "--cases", help="Extra case files or folders."),
+    cases: List[Path] = CASES,
 ) -> None:
     """Every covered op version, the dtypes its type constraints allow, and its YAML case count."""
     counts = casefile.count_cases((casefile.BUILTIN_CASES, *cases))
@@ -50,28 +63,28 @@ def list_command(
 
 @app.command("run")
 def run_command(
-    op: str = typer.Option(..., "--op", help="Operator name, e.g. Slice."),
-    opset: Optional[int] = typer.Option(None, "--opset", help="Run the version in force at this opset (default: every version)."),
-    dtypes: List[str] = typer.Option([], "--dtype", help="Only these dtypes (repeatable)."),
+    op: str = OP,
+    opset: Optional[int] = OPSET,
+    dtypes: List[str] = DTYPES,
     provider: str = typer.Option("cpu", "--provider", help="onnxruntime execution provider: cpu, cuda or dml."),
     backend: Optional[str] = typer.Option(None, "--backend", help="An onnx.backend-style MODULE[:ATTRIBUTE] to test instead."),
     runner: str = typer.Option("onnxruntime", "--runner", help="onnxruntime or reference (onnx.reference)."),
-    report_json: Optional[Path] = typer.Option(None, "--report-json", help="Where to write the JSON report."),
+    report_json: Optional[Path] = REPORT_JSON,
     case: List[str] = typer.Option([], "--case", help="Only the case with this id (repeatable); see a report's 'replay'."),
-    cases: List[Path] = typer.Option([], "--cases", help="Extra case files or folders."),
+    cases: List[Path] = CASES,
     strict_zero: bool = typer.Option(False, "--strict-zero", help="Tell +0.0 from -0.0."),
     strict_validation: bool = typer.Option(False, "--strict-validation", help="Fail when a runtime accepts invalid input."),
     fail_on_unsupported: bool = typer.Option(False, "--fail-on-unsupported", help="Fail on unsupported cases."),
     verbose: bool = typer.Option(False, "--verbose", "-v", help="Also detail ambiguous and unsupported cases."),
-    examples: int = typer.Option(strategies.DEFAULT_EXAMPLES, "--examples", min=0, help="Hypothesis examples per op version x dtype."),
-    seed: int = typer.Option(0, "--seed", help="Hypothesis seed: the same seed gives the same cases and ids."),
-    no_hypothesis: bool = typer.Option(False, "--no-hypothesis", help="Only the YAML cases."),
-    no_yaml: bool = typer.Option(False, "--no-yaml", help="Only the hypothesis cases."),
+    examples: int = EXAMPLES,
+    seed: int = SEED,
+    no_hypothesis: bool = NO_HYPOTHESIS,
+    no_yaml: bool = NO_YAML,
     shrink: int = typer.Option(4, "--shrink", min=0, help="Shrink the failures of at most this many version x dtype groups."),
     mode: str = typer.Option("input", "--mode", help="Non-data inputs as graph inputs, initializers, Constant nodes, or all three: input|initializer|constant|all."),
     optimizations: str = typer.Option("on", "--optimizations", help="onnxruntime graph optimizations: on|off|both."),
-    timeout: float = typer.Option(10.0, "--timeout", min=0.1, help="Seconds a case may take before it is a timeout."),
-    no_isolation: bool = typer.Option(False, "--no-isolation", help="Run the runtime in this process (a crash ends the run)."),
+    timeout: float = TIMEOUT,
+    no_isolation: bool = NO_ISOLATION,
 ) -> None:
     """Run an op's cases on a runtime and compare with conform's reference."""
     from .dtypes import dtype
@@ -108,15 +121,15 @@ def run_command(
 
 @app.command("generate")
 def generate_command(
-    op: str = typer.Option(..., "--op", help="Operator name, e.g. Slice."),
+    op: str = OP,
     out_dir: Path = typer.Option(..., "--out", help="Folder to write test_<name>/ directories and manifest.json into."),
-    opset: Optional[int] = typer.Option(None, "--opset", help="The version in force at this opset (default: every version)."),
-    dtypes: List[str] = typer.Option([], "--dtype", help="Only these dtypes (repeatable)."),
-    examples: int = typer.Option(strategies.DEFAULT_EXAMPLES, "--examples", min=0, help="Hypothesis examples per op version x dtype."),
-    seed: int = typer.Option(0, "--seed", help="Hypothesis seed."),
-    cases: List[Path] = typer.Option([], "--cases", help="Extra case files or folders."),
-    no_hypothesis: bool = typer.Option(False, "--no-hypothesis", help="Only the YAML cases."),
-    no_yaml: bool = typer.Option(False, "--no-yaml", help="Only the hypothesis cases."),
+    opset: Optional[int] = OPSET,
+    dtypes: List[str] = DTYPES,
+    examples: int = EXAMPLES,
+    seed: int = SEED,
+    cases: List[Path] = CASES,
+    no_hypothesis: bool = NO_HYPOTHESIS,
+    no_yaml: bool = NO_YAML,
     include_ambiguous: bool = typer.Option(False, "--include-ambiguous", help="Also write cases whose spec reading is ambiguous."),
     force: bool = typer.Option(False, "--force", help="Replace test directories that already exist."),
 ) -> None:
@@ -138,7 +151,7 @@ def generate_command(
 @app.command("verify")
 def verify_command(
     paths: List[Path] = typer.Argument(..., help="Test directories, or folders of them."),
-    report_json: Optional[Path] = typer.Option(None, "--report-json", help="Where to write the JSON report."),
+    report_json: Optional[Path] = REPORT_JSON,
     strict_zero: bool = typer.Option(False, "--strict-zero", help="Tell +0.0 from -0.0."),
 ) -> None:
     """Check stored golden outputs against conform's reference."""
@@ -160,19 +173,19 @@ def verify_command(
 
 @app.command("diff")
 def diff_command(
-    op: str = typer.Option(..., "--op", help="Operator name, e.g. Slice."),
+    op: str = OP,
     against: str = typer.Option(..., "--against", help="cpu|cuda|dml, onnxruntime, reference, or an onnx.backend module."),
-    opset: Optional[int] = typer.Option(None, "--opset", help="The version in force at this opset (default: every version)."),
-    dtypes: List[str] = typer.Option([], "--dtype", help="Only these dtypes (repeatable)."),
+    opset: Optional[int] = OPSET,
+    dtypes: List[str] = DTYPES,
     provider: str = typer.Option("cpu", "--provider", help="The first runner's onnxruntime provider."),
     backend: Optional[str] = typer.Option(None, "--backend", help="The first runner as an onnx.backend module."),
     runner: str = typer.Option("onnxruntime", "--runner", help="The first runner: onnxruntime or reference."),
-    examples: int = typer.Option(strategies.DEFAULT_EXAMPLES, "--examples", min=0, help="Hypothesis examples per op version x dtype."),
-    seed: int = typer.Option(0, "--seed", help="Hypothesis seed."),
-    no_hypothesis: bool = typer.Option(False, "--no-hypothesis", help="Only the YAML cases."),
-    timeout: float = typer.Option(10.0, "--timeout", min=0.1, help="Seconds a case may take before it is a timeout."),
-    no_isolation: bool = typer.Option(False, "--no-isolation", help="Run the runtimes in this process."),
-    report_json: Optional[Path] = typer.Option(None, "--report-json", help="Where to write the JSON report."),
+    examples: int = EXAMPLES,
+    seed: int = SEED,
+    no_hypothesis: bool = NO_HYPOTHESIS,
+    timeout: float = TIMEOUT,
+    no_isolation: bool = NO_ISOLATION,
+    report_json: Optional[Path] = REPORT_JSON,
 ) -> None:
     """Run the same cases on two runners; show where they disagree and which keeps to the spec."""
     from .differential import diff, runner_from_name
