@@ -128,7 +128,13 @@ def _attribute_kind(attr_type: int) -> str:
 
 def attribute_value(version: OpVersion, name: str, array: np.ndarray) -> Any:
     """An array written under `inputs:` turned into the attribute value an older version takes."""
+    from .values import ValueProblem
+
     kind = _attribute_kind(version.attribute(name).type)
+    if kind in ("FLOAT", "INT") and array.ndim != 0:
+        raise ValueProblem(f"'{name}' is a {kind} attribute of {version.label}: write one number, not {array.shape} values")
+    if kind == "INTS" and array.ndim > 1:
+        raise ValueProblem(f"'{name}' is an INTS attribute of {version.label}: write a flat list")
     if kind == "FLOAT":
         return float(array.astype(np.float64))
     if kind == "INTS":

@@ -7,6 +7,7 @@ available.
 from __future__ import annotations
 
 import dataclasses
+import signal
 import sys
 from pathlib import Path
 from typing import List, Optional
@@ -85,6 +86,8 @@ def run_command(
     optimizations: str = typer.Option("on", "--optimizations", help="onnxruntime graph optimizations: on|off|both."),
     timeout: float = TIMEOUT,
     no_isolation: bool = NO_ISOLATION,
+    max_elements: int = typer.Option(10**8, "--max-elements", min=1, help="Refuse cases whose output would be larger."),
+    only_cases: List[Path] = typer.Option([], "--only-cases", help="Use only these case files or folders (not the built-in ones)."),
 ) -> None:
     """Run an op's cases on a runtime and compare with conform's reference."""
     from .dtypes import dtype
@@ -102,21 +105,68 @@ def run_command(
         seed=seed,
         shrink=shrink,
         modes=_choice(mode, MODES, "--mode"),
+        max_elements=max_elements,
     )
+    if only_cases:
+        options = dataclasses.replace(options, case_roots=tuple(only_cases))
     levels = _choice(optimizations, OPTIMIZATIONS, "--optimizations")
     runners = [make_runner(runner, provider, backend, level, isolate=not no_isolation, timeout=timeout) for level in levels]
-    selected = select_examples(options)
     path = report_json or DEFAULT_REPORT_DIR / f"{options.op}{'-' + str(opset) if opset else ''}.json"
-    results = []
-    for level, chosen_runner in zip(levels, runners):
-        found = _run_with_progress(selected, chosen_runner, options)
-        found = shrink_failures(found, chosen_runner, options, path.parent / "minimal")
-        results += [dataclasses.replace(r, extra={**r.extra, "optimizations": level}) for r in found] if len(levels) > 1 else found
+    results: list = []
+    finished: list = []
+    level = levels[0]
+    with _interruptible() as interrupted:
+        selected = select_examples(options)
+        for level, chosen_runner in zip(levels, runners):
+            finished = []
+            _run_with_progress(selected, chosen_runner, options, finished.append)
+            found = shrink_failures(finished, chosen_runner, options, path.parent / "minimal")
+            results += _tagged(found, level, len(levels))
+            finished = []
+    if interrupted:
+        results += _tagged(finished, level, len(levels))
     doc = json_report.document(results, runners[0].describe(), seed, _options_record(options, strict_validation))
+    doc["complete"] = not interrupted
     json_report.write(path, doc)
     shown = ("fail", "error", "lenient", "crash", "timeout", "fallback") + (("ambiguous", "unsupported") if verbose else ())
     console_report.render(results, out, str(path), show=shown)
+    if interrupted:
+        err.print(f"interrupted: the report holds the {len(results)} cases finished so far (complete: false)")
+        raise typer.Exit(130)
     raise typer.Exit(exit_code(results, strict_validation, fail_on_unsupported))
+
+
+def _tagged(results: list, level: str, levels: int) -> list:
+    if levels == 1:
+        return results
+    return [dataclasses.replace(r, extra={**r.extra, "optimizations": level}) for r in results]
+
+
+class _interruptible:
+    """Within it, SIGINT and SIGTERM stop the work cleanly; `bool(flag)` says whether one came."""
+
+    def __enter__(self) -> "_Flag":
+        self.flag = _Flag()
+        self.previous = signal.signal(signal.SIGTERM, _raise_interrupt)
+        return self.flag
+
+    def __exit__(self, kind, error, trace) -> bool:
+        signal.signal(signal.SIGTERM, self.previous)
+        if kind is KeyboardInterrupt:
+            self.flag.set = True
+            return True
+        return False
+
+
+class _Flag:
+    set = False
+
+    def __bool__(self) -> bool:
+        return self.set
+
+
+def _raise_interrupt(signum, frame) -> None:
+    raise KeyboardInterrupt
 
 
 @app.command("generate")
@@ -130,6 +180,7 @@ def generate_command(
     cases: List[Path] = CASES,
     no_hypothesis: bool = NO_HYPOTHESIS,
     no_yaml: bool = NO_YAML,
+    only_cases: List[Path] = typer.Option([], "--only-cases", help="Use only these case files or folders (not the built-in ones)."),
     include_ambiguous: bool = typer.Option(False, "--include-ambiguous", help="Also write cases whose spec reading is ambiguous."),
     force: bool = typer.Option(False, "--force", help="Replace test directories that already exist."),
 ) -> None:
@@ -142,6 +193,8 @@ def generate_command(
         case_roots=(casefile.BUILTIN_CASES, *cases), use_yaml=not no_yaml, use_hypothesis=not no_hypothesis,
         examples=examples, seed=seed,
     )
+    if only_cases:
+        options = dataclasses.replace(options, case_roots=tuple(only_cases))
     manifest = generate(select_examples(options), GenerateOptions(out_dir, force, include_ambiguous, seed))
     written = sum(t["status"].startswith("written") for t in manifest["tests"])
     skipped = len(manifest["tests"]) - written
@@ -225,13 +278,18 @@ def _choice(value: str, allowed: tuple[str, ...], option: str) -> tuple[str, ...
     return (value,)
 
 
-def _run_with_progress(examples, runner, options):
+def _run_with_progress(examples, runner, options, on_result=lambda r: None):
     if not err.is_terminal:
-        return run_examples(examples, runner, options)
+        return run_examples(examples, runner, options, on_result)
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
     with Progress(*columns, console=err, transient=True) as progress:
-        task = progress.add_task(f"{options.op}", total=len(examples))
-        return run_examples(examples, runner, options, on_result=lambda r: progress.advance(task))
+        task = progress.add_task(f"{options.op}", total=len(examples) * len(options.modes))
+
+        def advance(result):
+            on_result(result)
+            progress.advance(task)
+
+        return run_examples(examples, runner, options, advance)
 
 
 def _options_record(options: RunOptions, strict_validation: bool) -> dict:

@@ -18,8 +18,8 @@ from .runners.base import RunOutput
 from .values import format_scalar
 
 PASS, FAIL, UNSUPPORTED, AMBIGUOUS, LENIENT, ERROR = "pass", "fail", "unsupported", "ambiguous", "lenient", "error"
-CRASH, TIMEOUT, FALLBACK = "crash", "timeout", "fallback"
-OUTCOMES = (PASS, FAIL, UNSUPPORTED, AMBIGUOUS, LENIENT, ERROR, CRASH, TIMEOUT, FALLBACK)
+CRASH, TIMEOUT, FALLBACK, SKIPPED = "crash", "timeout", "fallback", "skipped"
+OUTCOMES = (PASS, FAIL, UNSUPPORTED, AMBIGUOUS, LENIENT, ERROR, CRASH, TIMEOUT, FALLBACK, SKIPPED)
 MAX_LISTED_MISMATCHES = 10
 
 

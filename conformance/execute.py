@@ -28,6 +28,9 @@ from .registry import OpVersion, version_in_force, versions
 from .runners.base import Runner
 
 
+DEFAULT_MAX_ELEMENTS = 10**8
+
+
 @dataclass(frozen=True)
 class RunOptions:
     """Everything that decides which examples run and how they are judged."""
@@ -44,6 +47,7 @@ class RunOptions:
     seed: int = 0
     shrink: int = 4
     modes: tuple[str, ...] = ("input",)
+    max_elements: int = DEFAULT_MAX_ELEMENTS
 
 
 @dataclass(frozen=True, eq=False)
@@ -113,8 +117,19 @@ def expected_for(example: Example) -> Expected:
     return computed
 
 
+def too_large(example: Example, limit: int) -> str | None:
+    """Why a case is refused before anything is allocated for it, or None."""
+    elements = for_op(example.op).output_elements(example)
+    if elements > limit:
+        return f"skipped: too large (the output would have {elements:,} elements; --max-elements is {limit:,})"
+    return None
+
+
 def run_one(example: Example, runner: Runner, options: RunOptions, mode: str = "input") -> Result:
     started = time.perf_counter()
+    refusal = too_large(example, options.max_elements)
+    if refusal is not None:
+        return Result(example, Expected(readings=()), Verdict(compare.SKIPPED, refusal), replay=replay_command(example, runner, options))
     expected = expected_for(example)
     reference = for_op(example.op)
     built = build(example, reference.output_dtype(example), _output_rank(example, expected), mode, reference.data_inputs)

@@ -32,7 +32,7 @@ from .case import Example
 from .compare import AMBIGUOUS, PASS, Verdict, judge
 from .dtypes import from_numpy
 from .errors import ConformError, UsageError
-from .execute import Result, _output_rank, expected_for
+from .execute import DEFAULT_MAX_ELEMENTS, Result, _output_rank, expected_for, too_large
 from .model import build
 from .reference import covered_ops, for_op
 from .reference.base import Expected
@@ -41,6 +41,7 @@ from .report.json_report import write_atomic
 from .runners.base import RunOutput
 
 MANIFEST = "manifest.json"
+MAX_FILE_BYTES = 512 * 2**20  # a golden model or tensor file larger than this is refused unread
 DATA_SET = "test_data_set_0"
 SKIPPED = "skipped"
 
@@ -129,6 +130,10 @@ def generate(examples: Iterable[Example], options: GenerateOptions) -> dict:
 
 
 def _generate_one(example: Example, name: str, options: GenerateOptions) -> dict:
+    refusal = too_large(example, DEFAULT_MAX_ELEMENTS)
+    if refusal is not None:
+        return {"name": name, "id": example.id, "op": example.op, "version": example.version.since_version,
+                "dtype": example.dtype, "source": example.source, "status": refusal}
     expected = expected_for(example)
     entry = {
         "name": name,
@@ -165,19 +170,39 @@ class GoldenTest:
 
 
 def test_dirs(paths: Iterable[Path]) -> list[Path]:
-    """Each path is a test directory (it holds model.onnx) or a folder of them."""
+    """Each path is a test directory (it holds model.onnx) or a folder of them.
+
+    A link inside a given folder that leads out of it is not followed.
+    """
     found: list[Path] = []
     for path in paths:
         if (path / "model.onnx").is_file():
             found.append(path)
         elif path.is_dir():
-            children = sorted(p for p in path.iterdir() if p.is_dir() and (p / "model.onnx").is_file())
+            children = sorted(p for p in path.iterdir()
+                              if _inside(p, path) and p.is_dir() and (p / "model.onnx").is_file())
             if not children:
                 raise GoldenError(f"{path}: no test directory (no model.onnx) in it")
             found += children
         else:
             raise GoldenError(f"{path}: no such test directory")
     return found
+
+
+def _inside(path: Path, root: Path) -> bool:
+    return path.resolve().is_relative_to(root.resolve())
+
+
+def _checked_file(path: Path, test: Path) -> Path:
+    """The file, if it exists, stays inside its test directory, and is not too large to read."""
+    if not path.is_file():
+        raise GoldenError(f"{path}: missing")
+    if not _inside(path, test):
+        raise GoldenError(f"{path}: a link leading out of {test}; not followed")
+    size = path.stat().st_size
+    if size > MAX_FILE_BYTES:
+        raise GoldenError(f"{path}: {size:,} bytes, larger than the {MAX_FILE_BYTES:,} conform reads")
+    return path
 
 
 def _load_tensor(path: Path) -> np.ndarray:
@@ -190,15 +215,16 @@ def _load_tensor(path: Path) -> np.ndarray:
 
 
 def read_test(path: Path) -> GoldenTest:
+    model_file = _checked_file(path / "model.onnx", path)
     try:
-        model = onnx.load_model(str(path / "model.onnx"))
+        model = onnx.load_model(str(model_file))
     except Exception as error:  # protobuf errors have no common base worth naming
         raise GoldenError(f"{path / 'model.onnx'}: not a readable model ({type(error).__name__}: {error})") from None
     data = path / DATA_SET
     if not data.is_dir():
         raise GoldenError(f"{data}: missing")
-    inputs = [_load_tensor(data / f"input_{i}.pb") for i in range(_count(data, "input"))]
-    outputs = [_load_tensor(data / f"output_{i}.pb") for i in range(_count(data, "output"))]
+    inputs = [_load_tensor(_checked_file(data / f"input_{i}.pb", path)) for i in range(_count(data, "input"))]
+    outputs = [_load_tensor(_checked_file(data / f"output_{i}.pb", path)) for i in range(_count(data, "output"))]
     if len(inputs) != len([i for i in model.graph.input if i.name not in {t.name for t in model.graph.initializer}]):
         raise GoldenError(f"{data}: {len(inputs)} input files for {len(model.graph.input)} graph inputs")
     return GoldenTest(path, model, inputs, outputs)
@@ -225,7 +251,12 @@ def example_from_test(test: GoldenTest) -> Example | str:
     values |= {t.name: numpy_helper.to_array(t) for t in graph.initializer}
     inputs: dict[str, np.ndarray | None] = {}
     for formal, name in zip(version.inputs, node.input):
+        if name and name not in values:
+            raise GoldenError(f"{test.path}: the node's input '{name}' is neither a graph input nor an initializer")
         inputs[formal.name] = values[name] if name else None
+    missing = [f.name for f in version.inputs if not f.optional and inputs.get(f.name) is None]
+    if missing:
+        raise GoldenError(f"{test.path}: the node lacks its required input(s) {', '.join(missing)}")
     attributes = {a.name: _attribute(a) for a in node.attribute}
     reference = for_op(node.op_type)
     types = _types(version, inputs, attributes, reference.attribute_params)
@@ -258,10 +289,17 @@ def _types(version, inputs, attributes, attribute_params) -> dict[str, str]:
 def verify_one(path: Path, strict_zero: bool = False) -> Result | tuple[Path, str]:
     """The verdict for one test directory, or (path, reason) when it is skipped."""
     test = read_test(path)
-    example = example_from_test(test)
-    if isinstance(example, str):
-        return path, example
-    expected = expected_for(example)
+    try:
+        example = example_from_test(test)
+        if isinstance(example, str):
+            return path, example
+        expected = expected_for(example)
+    except GoldenError:
+        raise
+    except ConformError as error:
+        raise GoldenError(f"{path}: {error.message}") from None
+    except Exception as error:  # a parseable model can still be nonsense; the path is what the user needs
+        raise GoldenError(f"{path}: cannot be checked: {type(error).__name__}: {error}") from None
     verdict = judge(expected, RunOutput(outputs=tuple(test.outputs)), strict_zero=strict_zero)
     if not expected.is_valid:
         verdict = Verdict(verdict.outcome, f"stores an output for invalid input: {expected.invalid.rule}: {expected.invalid.sentence}")

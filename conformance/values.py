@@ -16,6 +16,7 @@ import numpy as np
 from .dtypes import DType, from_numpy
 
 GENERATOR_KEYS = ("shape", "fill", "values", "random")
+MAX_GENERATED_ELEMENTS = 10**7
 SENTINELS = {
     "INT32_MAX": 2**31 - 1,
     "INT32_MIN": -(2**31),
@@ -163,6 +164,8 @@ def _generate(spec: dict, dt: DType, rng_seed: int) -> np.ndarray:
     if len(makers) != 1:
         raise ValueProblem("a generator needs exactly one of 'fill', 'values: arange' or 'random: [low, high]'")
     count = math.prod(shape)
+    if count > MAX_GENERATED_ELEMENTS:
+        raise ValueProblem(f"a generator of {count:,} elements is larger than conform writes ({MAX_GENERATED_ELEMENTS:,})")
     flat = _generated_values(makers[0], spec[makers[0]], dt, count, rng_seed)
     return pack([_scalar(v, dt) for v in flat], dt).reshape(shape)
 

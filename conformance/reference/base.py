@@ -9,6 +9,7 @@ version as "the highest since-version <= the requested one".
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Callable
 
 import numpy as np
 
@@ -88,10 +89,17 @@ class OpReference:
     semantics: tuple[type[VersionSemantics], ...]
     attribute_params: dict[str, str] = field(default_factory=dict)
     data_inputs: tuple[str, ...] = ()  # inputs that stay graph inputs in every materialization mode
+    output_elements_from: Callable[[Example], int] | None = None  # when the output can outgrow the inputs
 
     def semantics_for(self, version: OpVersion) -> VersionSemantics:
         eligible = [s for s in self.semantics if s.since <= version.since_version]
         return max(eligible, key=lambda s: s.since)()
+
+    def output_elements(self, example: Example) -> int:
+        """How many elements the output would have, computed without allocating it."""
+        if self.output_elements_from is not None:
+            return self.output_elements_from(example)
+        return max((a.size for a in example.inputs.values() if a is not None), default=0)
 
     def output_dtype(self, example: Example) -> str:
         return example.types[self.output_param]

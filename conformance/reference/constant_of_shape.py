@@ -6,6 +6,8 @@ onnx.defs. Version 25 (int2/uint2) is not in shared/spec's text; its schema says
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from ..case import Example
@@ -36,6 +38,13 @@ class ConstantOfShape9(VersionSemantics):
         return single(np.broadcast_to(value.reshape(()), dims).copy())
 
 
+def output_elements(example: Example) -> int:
+    """The product of the requested dims (0 when any is negative: such a case is invalid anyway)."""
+    shape = example.inputs["input"]
+    dims = [int(d) for d in shape.reshape(-1)]
+    return 0 if any(d < 0 for d in dims) else math.prod(dims)
+
+
 REFERENCE = OpReference(
     op="ConstantOfShape",
     dtype_param="T2",
@@ -43,4 +52,5 @@ REFERENCE = OpReference(
     data_inputs=(),
     semantics=(ConstantOfShape9,),
     attribute_params={"value": "T2"},
+    output_elements_from=output_elements,
 )

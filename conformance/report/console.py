@@ -13,7 +13,7 @@ from ..compare import AMBIGUOUS, CRASH, ERROR, FAIL, FALLBACK, LENIENT, OUTCOMES
 from ..values import describe
 
 STYLES = {PASS: "green", FAIL: "bold red", ERROR: "bold magenta", UNSUPPORTED: "yellow", AMBIGUOUS: "cyan",
-          LENIENT: "blue", CRASH: "bold red", TIMEOUT: "bold red", FALLBACK: "bold red"}
+          LENIENT: "blue", CRASH: "bold red", TIMEOUT: "bold red", FALLBACK: "bold red", "skipped": "dim"}
 MAX_DETAILED = 25
 
 

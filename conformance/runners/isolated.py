@@ -19,6 +19,8 @@ from .base import RunOutput
 
 
 def _serve(spec: RunnerSpec, connection: Connection) -> None:
+    # Ctrl-C reaches the whole process group: the parent decides what an interruption means.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     runner = spec.make()
     while True:
         message = connection.recv()

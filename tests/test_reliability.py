@@ -1,0 +1,185 @@
+"""Untrusted input and interruption: the element guard, --only-cases, symlinks, fuzzed case files
+and golden files, and a run stopped by SIGINT."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from conformance import casefile, golden
+from conformance.errors import ConformError
+
+ROOT = Path(__file__).resolve().parent.parent
+HUGE = """\
+op: ConstantOfShape
+cases:
+  - name: huge
+    versions: [25]
+    dtypes: [int8]
+    inputs: {input: [2147483648, 2147483648, 4]}
+    attributes: {value: 1}
+"""
+
+
+def test_a_huge_constant_of_shape_is_refused_before_anything_is_allocated(conform, tmp_path):
+    cases = tmp_path / "huge.yaml"
+    cases.write_text(HUGE)
+    result = conform("run", "--op", "ConstantOfShape", "--only-cases", str(cases), "--no-hypothesis")
+    assert result.code == 0
+    [record] = result.report["results"]
+    assert record["outcome"] == "skipped" and "too large" in record["message"] and "18,446,744,073,709,551,616" in record["message"]
+
+
+def test_only_cases_uses_nothing_else(conform, tmp_path):
+    cases = tmp_path / "huge.yaml"
+    cases.write_text(HUGE)
+    result = conform("run", "--op", "ConstantOfShape", "--only-cases", str(cases), "--no-hypothesis")
+    assert {r["case"] for r in result.report["results"]} == {"huge"}
+
+
+def test_verify_follows_no_link_out_of_the_folder(conform, tmp_path):
+    outside = tmp_path / "outside"
+    conform("generate", "--op", "Slice", "--opset", "13", "--dtype", "float", "--no-hypothesis", "--out", str(outside))
+    inside = tmp_path / "inside"
+    inside.mkdir()
+    os.symlink(outside / "test_slice_13_negative_start_float_int64", inside / "test_linked_dir")
+    real = inside / "test_real"
+    (real / "test_data_set_0").mkdir(parents=True)
+    source = outside / "test_slice_13_negative_end_float_int64"
+    (real / "model.onnx").write_bytes((source / "model.onnx").read_bytes())
+    for pb in (source / "test_data_set_0").iterdir():
+        os.symlink(pb, real / "test_data_set_0" / pb.name)
+    result = conform("verify", str(inside))
+    assert result.code == 2 and "a link leading out of" in result.stderr
+    (real / "test_data_set_0").rename(tmp_path / "moved")
+    assert "test_linked_dir" not in conform("verify", str(inside)).stdout
+
+
+# Mutations of the real case files, and YAML built from scratch: every one must load as valid
+# cases or fail with a ConformError that names the file and a line, never anything else.
+BUILTIN_TEXTS = [p.read_text() for p in sorted((ROOT / "cases").rglob("*.yaml"))]
+SCALARS = st.one_of(st.none(), st.booleans(), st.integers(-(2**70), 2**70), st.floats(), st.text(max_size=8))
+YAML_VALUES = st.recursive(SCALARS, lambda inner: st.one_of(st.lists(inner, max_size=4),
+                                                            st.dictionaries(st.text(max_size=8), inner, max_size=4)), max_leaves=20)
+
+
+@st.composite
+def mutated_case_files(draw):
+    text = draw(st.sampled_from(BUILTIN_TEXTS))
+    lines = text.splitlines()
+    for _ in range(draw(st.integers(1, 4))):
+        index = draw(st.integers(0, len(lines) - 1))
+        action = draw(st.sampled_from(["delete", "duplicate", "replace", "truncate", "indent"]))
+        if action == "delete":
+            del lines[index]
+        elif action == "duplicate":
+            lines.insert(index, lines[index])
+        elif action == "replace":
+            lines[index] = lines[index][: draw(st.integers(0, len(lines[index])))] + draw(st.text(max_size=12))
+        elif action == "truncate":
+            lines = lines[: index + 1]
+        else:
+            lines[index] = "  " + lines[index]
+        if not lines:
+            lines = [""]
+    return "\n".join(lines)
+
+
+def _loads_cleanly(tmp_path: Path, text: str) -> None:
+    path = tmp_path / "fuzzed.yaml"
+    path.write_bytes(text.encode("utf-8", "replace"))
+    try:
+        casefile.load_files([path])
+    except ConformError as error:
+        problems = getattr(error, "problems", None)
+        assert problems, error.message
+        assert all(where.endswith("fuzzed.yaml") for where, _, _ in problems)
+        assert all(line is None or line >= 1 for _, line, _ in problems)
+
+
+@settings(max_examples=600, deadline=None, suppress_health_check=list(HealthCheck), database=None)
+@given(text=mutated_case_files())
+def test_mutated_case_files_end_in_a_clean_error_or_valid_cases(tmp_path_factory, text):
+    _loads_cleanly(tmp_path_factory.mktemp("fuzz"), text)
+
+
+@settings(max_examples=600, deadline=None, suppress_health_check=list(HealthCheck), database=None)
+@given(document=YAML_VALUES, op=st.sampled_from(["Clip", "Slice", "ConstantOfShape", "Nope"]))
+def test_random_yaml_ends_in_a_clean_error_or_valid_cases(tmp_path_factory, document, op):
+    text = yaml.safe_dump({"op": op, "cases": [document] if not isinstance(document, list) else document})
+    _loads_cleanly(tmp_path_factory.mktemp("fuzz"), text)
+
+
+GOLDEN = None
+
+
+def _golden_once(tmp_path_factory) -> Path:
+    global GOLDEN
+    if GOLDEN is None:
+        from conformance.execute import RunOptions, select_examples
+
+        GOLDEN = tmp_path_factory.mktemp("golden")
+        examples = select_examples(RunOptions(op="Slice", opset=13, dtypes=("float",), use_hypothesis=False))[:4]
+        golden.generate(examples, golden.GenerateOptions(GOLDEN))
+    return GOLDEN
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=list(HealthCheck), database=None)
+@given(data=st.data())
+def test_corrupted_golden_files_end_in_a_clean_error_or_a_verdict(tmp_path_factory, data):
+    source = _golden_once(tmp_path_factory)
+    test = sorted(p for p in source.iterdir() if p.is_dir())[0]
+    files = sorted(p for p in test.rglob("*") if p.is_file())
+    victim = data.draw(st.sampled_from(files))
+    original = victim.read_bytes()
+    position = data.draw(st.integers(0, max(len(original) - 1, 0)))
+    kind = data.draw(st.sampled_from(["flip", "truncate", "garbage"]))
+    corrupted = {"flip": original[:position] + bytes([original[position] ^ data.draw(st.integers(1, 255))]) + original[position + 1:],
+                 "truncate": original[:position],
+                 "garbage": data.draw(st.binary(max_size=64))}[kind]
+    try:
+        victim.write_bytes(corrupted)
+        try:
+            golden.verify_one(test)
+        except ConformError as error:
+            assert str(victim.name) in error.message or str(test.name) in error.message
+    finally:
+        victim.write_bytes(original)
+
+
+def test_case_names_never_become_paths_outside_out(conform, tmp_path):
+    cases = tmp_path / "evil.yaml"
+    cases.write_text('op: Slice\ncases:\n  - name: "../../escaped/x\\0y"\n    versions: [13]\n    dtypes: [float]\n'
+                     '    types: {Tind: [int64]}\n    inputs: {data: [1.0, 2.0], starts: [0], ends: [1]}\n')
+    out = tmp_path / "deep" / "out"
+    result = conform("generate", "--op", "Slice", "--only-cases", str(cases), "--no-hypothesis", "--out", str(out))
+    assert result.code == 0, result.stderr
+    written = [p for p in tmp_path.rglob("model.onnx")]
+    assert len(written) == 1 and written[0].parent.parent == out
+    assert not (tmp_path / "escaped").exists()
+
+
+@pytest.mark.parametrize("stop", [signal.SIGINT, signal.SIGTERM])
+def test_a_signal_mid_run_leaves_a_valid_incomplete_report(tmp_path, stop):
+    report = tmp_path / "report.json"
+    # Every Slice case in all three modes at both optimization levels: far longer than the wait.
+    process = subprocess.Popen([sys.executable, "-m", "conformance.cli", "run", "--op", "Slice", "--no-hypothesis",
+                                "--mode", "all", "--optimizations", "both", "--report-json", str(report)], cwd=tmp_path,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    time.sleep(8)
+    assert process.poll() is None, "the run ended before it could be interrupted"
+    process.send_signal(stop)
+    stdout, stderr = process.communicate(timeout=120)
+    assert process.returncode == 130, stderr
+    doc = json.loads(report.read_text())
+    assert doc["complete"] is False
+    assert 0 < doc["summary"]["total"] == len(doc["results"])
+    assert "Traceback" not in stderr
