@@ -80,7 +80,7 @@ class CaseFile:
     examples: dict[str, list[Example]] = field(default_factory=dict)  # case name -> examples
 
 
-class _Problems:
+class Problems:
     """Collects problems across files so the user sees all of them at once."""
 
     def __init__(self) -> None:
@@ -118,7 +118,7 @@ def case_files(roots: Iterable[Path]) -> list[Path]:
 
 def load_files(paths: Iterable[Path]) -> list[CaseFile]:
     """Load and validate every file; raises one CaseFileError listing every problem found."""
-    problems = _Problems()
+    problems = Problems()
     loaded = [f for f in (_load_file(p, problems) for p in paths) if f is not None]
     names: dict[tuple[str, str], str] = {}
     for case_file in loaded:
@@ -134,21 +134,29 @@ def load_files(paths: Iterable[Path]) -> list[CaseFile]:
     return loaded
 
 
-def _load_file(path: Path, problems: _Problems) -> CaseFile | None:
+def read_yaml(path: Path, problems: Problems) -> Any:
+    """The document in a YAML file (mappings as LineDicts), or None with the problem recorded."""
     shown = display_path(path)
     try:
-        document = yaml.load(path.read_text(encoding="utf-8"), Loader=_LineLoader)
+        return yaml.load(path.read_text(encoding="utf-8"), Loader=_LineLoader)
     except yaml.MarkedYAMLError as error:
         mark = error.problem_mark or error.context_mark
         problems.add(shown, mark.line + 1 if mark else None, f"invalid YAML: {error.problem or error.context}")
-        return None
     except (yaml.YAMLError, OSError, UnicodeDecodeError) as error:
         problems.add(shown, None, f"cannot read: {error}")
+    return None
+
+
+def _load_file(path: Path, problems: Problems) -> CaseFile | None:
+    shown = display_path(path)
+    count = len(problems.items)
+    document = read_yaml(path, problems)
+    if len(problems.items) > count:
         return None
     if not isinstance(document, LineDict):
         problems.add(shown, 1, "a case file is a mapping with 'op' and 'cases'")
         return None
-    _check_keys(document, FILE_KEYS, shown, problems)
+    check_keys(document, FILE_KEYS, shown, problems)
     op = document.get("op")
     try:
         reference = for_op(str(op))
@@ -164,7 +172,7 @@ def _load_file(path: Path, problems: _Problems) -> CaseFile | None:
     return CaseFile(shown, reference.op, tuple(c for c in cases if c is not None))
 
 
-def _check_keys(mapping: LineDict, allowed: tuple[str, ...], path: str, problems: _Problems) -> bool:
+def check_keys(mapping: LineDict, allowed: tuple[str, ...], path: str, problems: Problems) -> bool:
     ok = True
     for key in mapping:
         if key not in allowed:
@@ -175,13 +183,13 @@ def _check_keys(mapping: LineDict, allowed: tuple[str, ...], path: str, problems
     return ok
 
 
-def _case(entry: Any, defaults: LineDict, reference: OpReference, path: str, problems: _Problems) -> Case | None:
+def _case(entry: Any, defaults: LineDict, reference: OpReference, path: str, problems: Problems) -> Case | None:
     if not isinstance(entry, LineDict):
         problems.add(path, None, f"each case must be a mapping, not {entry!r}")
         return None
     merged = LineDict({**defaults, **entry})
     merged.line, merged.key_lines = entry.line, {**getattr(defaults, "key_lines", {}), **entry.key_lines}
-    if not _check_keys(merged, CASE_KEYS, path, problems):
+    if not check_keys(merged, CASE_KEYS, path, problems):
         return None
     name = merged.get("name")
     if not isinstance(name, str) or not name.strip():
@@ -224,16 +232,16 @@ def _dtype_list(value: Any) -> tuple[str, ...] | None:
     return tuple(dtype(str(v)).name for v in values)
 
 
-def _expectation(value: Any, path: str, problems: _Problems) -> Expectation | None:
+def _expectation(value: Any, path: str, problems: Problems) -> Expectation | None:
     if value is None:
         return None
     if not isinstance(value, LineDict) or len(value) != 1:
         raise ValueProblem("'expect' takes exactly one of {output: ...} or {error: RULE}")
-    _check_keys(value, EXPECT_KEYS, path, problems)
+    check_keys(value, EXPECT_KEYS, path, problems)
     return Expectation(output=value.get("output"), error=value.get("error"))
 
 
-def _validate_by_expanding(case: Case, path: str, problems: _Problems) -> list[Example]:
+def _validate_by_expanding(case: Case, path: str, problems: Problems) -> list[Example]:
     try:
         _check_dtypes_exist_somewhere(case, applicable_versions(case))
         return [e for version in applicable_versions(case) for e in expand(case, version)]

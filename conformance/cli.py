@@ -19,10 +19,13 @@ from rich.table import Table
 
 from . import casefile, registry, strategies
 from .errors import ConformError, UsageError
-from .execute import RunOptions, run_examples, select_examples, shrink_failures
+from .execute import RunOptions, parse_shard, run_examples, select_examples, shrink_failures
+from .expectations import apply as apply_expectations
+from .expectations import load as load_expectations
+from .expectations import write_starting_file
 from .reference import covered_ops, for_op
 from .report import console as console_report
-from .report import exit_code, json_report
+from .report import FAILING, exit_code, json_report
 from .model import MODES
 from .runners import OPTIMIZATIONS, make_runner
 
@@ -88,6 +91,13 @@ def run_command(
     no_isolation: bool = NO_ISOLATION,
     max_elements: int = typer.Option(10**8, "--max-elements", min=1, help="Refuse cases whose output would be larger."),
     only_cases: List[Path] = typer.Option([], "--only-cases", help="Use only these case files or folders (not the built-in ones)."),
+    expect: Optional[Path] = typer.Option(None, "--expect", help="Expectations file: known deviations, each with a reason."),
+    write_expect: Optional[Path] = typer.Option(None, "--write-expect", help="Write the current deviations as an expectations file."),
+    strict: Optional[bool] = typer.Option(None, "--strict/--no-strict", help="xpass and stale expectations fail the run (default with --ci)."),
+    ci: bool = typer.Option(False, "--ci", help="CI mode: --strict, and JUnit + HTML reports under reports/."),
+    junit: Optional[Path] = typer.Option(None, "--junit", help="Write a JUnit XML report here."),
+    html_report: Optional[Path] = typer.Option(None, "--html", help="Write a self-contained HTML report here."),
+    shard: str = typer.Option("1/1", "--shard", help="Run shard K of N (K/N): a deterministic 1/N of the cases."),
 ) -> None:
     """Run an op's cases on a runtime and compare with conform's reference."""
     from .dtypes import dtype
@@ -106,7 +116,9 @@ def run_command(
         shrink=shrink,
         modes=_choice(mode, MODES, "--mode"),
         max_elements=max_elements,
+        shard=parse_shard(shard),
     )
+    expectations = load_expectations(expect) if expect else []
     if only_cases:
         options = dataclasses.replace(options, case_roots=tuple(only_cases))
     levels = _choice(optimizations, OPTIMIZATIONS, "--optimizations")
@@ -125,15 +137,67 @@ def run_command(
             finished = []
     if interrupted:
         results += _tagged(finished, level, len(levels))
-    doc = json_report.document(results, runners[0].describe(), seed, _options_record(options, strict_validation))
+    runner_info = runners[0].describe()
+    if write_expect:
+        written = write_starting_file(results, runner_info, write_expect)
+        out.print(f"{written} deviations written to {write_expect}", highlight=False)
+    results, stale = apply_expectations(results, expectations, runner_info)
+    strict = ci if strict is None else strict
+    doc = json_report.document(results, runner_info, seed, _options_record(options, strict_validation))
     doc["complete"] = not interrupted
+    doc["shard"] = shard
+    doc["stale_expectations"] = [{"source": e.source, "reason": e.reason} for e in stale]
+    stem = path.with_suffix("")
+    _write_other_reports(doc, junit or (stem.with_suffix(".xml") if ci else None),
+                         html_report or (stem.with_suffix(".html") if ci else None), strict)
     json_report.write(path, doc)
     shown = ("fail", "error", "lenient", "crash", "timeout", "fallback") + (("ambiguous", "unsupported") if verbose else ())
     console_report.render(results, out, str(path), show=shown)
+    _print_expectation_news(results, stale, strict)
     if interrupted:
         err.print(f"interrupted: the report holds the {len(results)} cases finished so far (complete: false)")
         raise typer.Exit(130)
-    raise typer.Exit(exit_code(results, strict_validation, fail_on_unsupported))
+    raise typer.Exit(exit_code(results, strict_validation, fail_on_unsupported, strict, len(stale)))
+
+
+def _write_other_reports(doc: dict, junit: Path | None, html_path: Path | None, strict: bool) -> None:
+    from .report import html, junit as junit_report
+
+    if junit:
+        junit_report.write(junit, doc, strict)
+        out.print(f"JUnit report: {junit}", highlight=False)
+    if html_path:
+        html.write(html_path, doc)
+        out.print(f"HTML report: {html_path}", highlight=False)
+
+
+def _print_expectation_news(results, stale, strict: bool) -> None:
+    for result in results:
+        if result.outcome == "xpass":
+            out.print(f"[bold yellow]XPASS[/bold yellow] {result.example.id}: {result.verdict.message}"
+                      + (" (fails the run under --strict)" if strict else ""), highlight=False)
+    for entry in stale:
+        out.print(f"[bold yellow]STALE[/bold yellow] expectation at {entry.source} matches no case: {entry.reason}"
+                  + (" (fails the run under --strict)" if strict else ""), highlight=False)
+
+
+@app.command("merge")
+def merge_command(
+    reports: List[Path] = typer.Argument(..., help="JSON reports of the shards of one run."),
+    report_json: Path = typer.Option(DEFAULT_REPORT_DIR / "merged.json", "--report-json", help="Where to write the merged JSON."),
+    junit: Optional[Path] = typer.Option(None, "--junit", help="Also write JUnit XML."),
+    html_report: Optional[Path] = typer.Option(None, "--html", help="Also write HTML."),
+    strict: bool = typer.Option(False, "--strict", help="xpass counts as a failure in JUnit and the exit code."),
+) -> None:
+    """Merge shard reports into one JSON (and JUnit/HTML) report."""
+    from .report.merge import merge
+
+    doc = merge(reports)
+    json_report.write(report_json, doc)
+    _write_other_reports(doc, junit, html_report, strict)
+    out.print(f"{doc['summary']['total']} cases from {len(reports)} reports: {report_json}", highlight=False)
+    failing = any(r["outcome"] in FAILING or (strict and r["outcome"] == "xpass") for r in doc["results"])
+    raise typer.Exit(1 if failing or (strict and doc["stale_expectations"]) else 0)
 
 
 def _tagged(results: list, level: str, levels: int) -> list:
@@ -304,6 +368,7 @@ def _options_record(options: RunOptions, strict_validation: bool) -> dict:
         "hypothesis": options.use_hypothesis,
         "examples": options.examples,
         "modes": list(options.modes),
+        "seed": options.seed,
     }
 
 

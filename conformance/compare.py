@@ -19,7 +19,8 @@ from .values import format_scalar
 
 PASS, FAIL, UNSUPPORTED, AMBIGUOUS, LENIENT, ERROR = "pass", "fail", "unsupported", "ambiguous", "lenient", "error"
 CRASH, TIMEOUT, FALLBACK, SKIPPED = "crash", "timeout", "fallback", "skipped"
-OUTCOMES = (PASS, FAIL, UNSUPPORTED, AMBIGUOUS, LENIENT, ERROR, CRASH, TIMEOUT, FALLBACK, SKIPPED)
+XFAIL, XPASS = "xfail", "xpass"
+OUTCOMES = (PASS, FAIL, UNSUPPORTED, AMBIGUOUS, LENIENT, ERROR, CRASH, TIMEOUT, FALLBACK, SKIPPED, XFAIL, XPASS)
 MAX_LISTED_MISMATCHES = 10
 
 

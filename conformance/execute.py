@@ -17,7 +17,7 @@ from typing import Any, Callable
 import numpy as np
 
 from . import casefile, compare, strategies
-from .case import Example
+from .case import Example, stable_seed
 from .compare import Verdict
 from .errors import UsageError
 from .model import build, checker_problem
@@ -48,6 +48,7 @@ class RunOptions:
     shrink: int = 4
     modes: tuple[str, ...] = ("input",)
     max_elements: int = DEFAULT_MAX_ELEMENTS
+    shard: tuple[int, int] = (1, 1)  # K of N: a deterministic 1/N of the cases
 
 
 @dataclass(frozen=True, eq=False)
@@ -91,12 +92,31 @@ def select_examples(options: RunOptions) -> list[Example]:
     chosen = [e for e in examples if e.version.since_version in wanted]
     if options.dtypes:
         chosen = [e for e in chosen if e.dtype in options.dtypes]
+    index, count = options.shard
+    if count > 1:
+        chosen = [e for e in chosen if in_shard(e, index, count)]
     if options.case_ids:
         chosen = [e for e in chosen if e.id in options.case_ids]
         missing = set(options.case_ids) - {e.id for e in chosen}
         if missing:
             raise UsageError(f"no case with id {', '.join(sorted(missing))} (see the 'id' field of a report)")
     return chosen
+
+
+def in_shard(example: Example, index: int, count: int) -> bool:
+    """Shard membership from the case id alone: the same split on every machine, for the same seed."""
+    return stable_seed("shard", example.id) % count == index - 1
+
+
+def parse_shard(text: str) -> tuple[int, int]:
+    """`K/N` with 1 <= K <= N."""
+    try:
+        index, count = (int(part) for part in text.split("/"))
+    except ValueError:
+        raise UsageError(f"--shard takes K/N, like 2/4, not '{text}'") from None
+    if not 1 <= index <= count:
+        raise UsageError(f"--shard {text}: K must be between 1 and N")
+    return index, count
 
 
 def expected_for(example: Example) -> Expected:

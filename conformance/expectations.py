@@ -1,0 +1,144 @@
+"""Known deviations, written down with a reason: the expectations file of `--expect FILE`.
+
+    expectations:
+      - op: Slice
+        versions: [10, 11, 13]          # optional: since-versions
+        dtypes: [float, int64]          # optional
+        runner: onnxruntime             # optional: runner name, or a provider (cpu, cuda, dml)
+        case: Slice-13/negative_step_int_max_end/float/int64   # optional: one case id, or a list
+        match: "negative_step_int*max*" # optional: glob on the case name
+        reason: "onnxruntime reads ends == INT_MAX with a negative step as 'to the start'"  # required
+        issue: https://github.com/microsoft/onnxruntime/issues/NNNN                         # optional
+
+A failing case an entry matches becomes `xfail`; a matching case that passes is `xpass`; an entry
+that matches no case at all is stale. Under `--strict` both xpass and stale entries fail the run.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import fnmatch
+from dataclasses import dataclass
+from pathlib import Path
+
+import yaml
+
+from .casefile import LineDict, Problems, check_keys, display_path, read_yaml
+from .compare import CRASH, ERROR, FAIL, FALLBACK, PASS, TIMEOUT, XFAIL, XPASS, Verdict
+from .errors import CaseFileError
+from .runners.onnxruntime import PROVIDERS
+
+DEVIATIONS = (FAIL, ERROR, CRASH, TIMEOUT, FALLBACK)
+ENTRY_KEYS = ("op", "versions", "dtypes", "runner", "case", "match", "reason", "issue")
+
+
+@dataclass(frozen=True)
+class Expectation:
+    """One known deviation, with where it was written."""
+
+    op: str
+    reason: str
+    source: str
+    versions: tuple[int, ...] | None = None
+    dtypes: tuple[str, ...] | None = None
+    runner: str | None = None
+    case: tuple[str, ...] | None = None
+    match: str | None = None
+    issue: str | None = None
+
+    def in_scope(self, ran: set[tuple[str, int]]) -> bool:
+        """Whether this run covered the op versions the entry is about (else it cannot be stale)."""
+        return any(op == self.op and (self.versions is None or version in self.versions) for op, version in ran)
+
+    def matches(self, result, runner_info: dict) -> bool:
+        example = result.example
+        return (
+            example.op == self.op
+            and (self.versions is None or example.version.since_version in self.versions)
+            and (self.dtypes is None or example.dtype in self.dtypes)
+            and (self.case is None or example.id in self.case)
+            and (self.match is None or fnmatch.fnmatchcase(example.name, self.match))
+            and (self.runner is None or _runner_matches(self.runner, runner_info))
+        )
+
+
+def _runner_matches(wanted: str, runner_info: dict) -> bool:
+    if wanted in PROVIDERS:
+        return runner_info.get("provider") == PROVIDERS[wanted]
+    return wanted == runner_info.get("name") or runner_info.get("name", "").endswith(wanted)
+
+
+def load(path: Path) -> list[Expectation]:
+    """Every entry of an expectations file; CaseFileError (exit 2) listing every problem."""
+    problems = Problems()
+    shown = display_path(path)
+    document = read_yaml(path, problems)
+    entries = document.get("expectations") if isinstance(document, LineDict) else None
+    if not problems.items and not isinstance(entries, list):
+        problems.add(shown, 1, "an expectations file is a mapping with a list under 'expectations'")
+    loaded = [_entry(e, shown, problems) for e in entries or []]
+    problems.raise_if_any()
+    return [e for e in loaded if e is not None]
+
+
+def _entry(entry, path: str, problems: Problems) -> Expectation | None:
+    if not isinstance(entry, LineDict):
+        problems.add(path, None, f"each expectation is a mapping, not {entry!r}")
+        return None
+    if not check_keys(entry, ENTRY_KEYS, path, problems):
+        return None
+    reason = entry.get("reason")
+    if not isinstance(reason, str) or not reason.strip():
+        problems.add(path, entry.line, "every expectation needs a 'reason': why the runtime deviates, in a sentence")
+        return None
+    if not isinstance(entry.get("op"), str):
+        problems.add(path, entry.line, "every expectation needs an 'op'")
+        return None
+    listed = lambda key: tuple(entry[key]) if isinstance(entry.get(key), list) else (entry[key],) if key in entry else None
+    return Expectation(
+        op=entry["op"], reason=reason.strip(), source=f"{path}:{entry.line}", versions=listed("versions"),
+        dtypes=listed("dtypes"), runner=entry.get("runner"), case=listed("case"), match=entry.get("match"),
+        issue=entry.get("issue"),
+    )
+
+
+def apply(results: list, expectations: list[Expectation], runner_info: dict) -> tuple[list, list[Expectation]]:
+    """Results with xfail/xpass outcomes where an entry matches, and the entries that matched nothing."""
+    used: set[int] = set()
+    applied = []
+    for result in results:
+        index = next((i for i, e in enumerate(expectations) if e.matches(result, runner_info)), None)
+        if index is None:
+            applied.append(result)
+            continue
+        used.add(index)
+        entry = expectations[index]
+        note = f"{entry.reason} ({entry.source}{', ' + entry.issue if entry.issue else ''})"
+        if result.outcome in DEVIATIONS:
+            verdict = Verdict(XFAIL, f"expected deviation: {note}; {result.verdict.message}", result.verdict.mismatches)
+        elif result.outcome == PASS:
+            verdict = Verdict(XPASS, f"passes, but is listed as a known deviation: {note}")
+        else:
+            applied.append(result)
+            continue
+        applied.append(dataclasses.replace(result, verdict=verdict))
+    ran = {(r.example.op, r.example.version.since_version) for r in results}
+    stale = [e for i, e in enumerate(expectations) if i not in used and e.in_scope(ran)]
+    return applied, stale
+
+
+def write_starting_file(results: list, runner_info: dict, path: Path) -> int:
+    """Write the current deviations as an expectations file to start from; return how many."""
+    from .report.json_report import write_atomic
+
+    failing = [r for r in results if r.outcome in DEVIATIONS]
+    runner = {"CPUExecutionProvider": "cpu", "CUDAExecutionProvider": "cuda", "DmlExecutionProvider": "dml"}.get(
+        runner_info.get("provider"), runner_info.get("name"))
+    entries = [{"op": r.example.op, "case": r.example.id, "runner": runner,
+                "reason": f"observed: {r.verdict.message[:200]}"} for r in failing]
+    header = "# Known deviations; replace each 'observed' reason with why the runtime deviates.\n"
+    write_atomic(path, header + yaml.safe_dump({"expectations": entries}, sort_keys=False, width=120))
+    return len(entries)
+
+
+__all__ = ["Expectation", "load", "apply", "write_starting_file", "XFAIL", "XPASS", "CaseFileError"]

@@ -1,0 +1,147 @@
+"""CI gating: expectations (xfail, xpass, stale, missing reason), JUnit and HTML, sharding and
+merging, and the pytest plugin."""
+
+import json
+import re
+import subprocess
+import sys
+import textwrap
+import xml.etree.ElementTree as ElementTree
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+DEVIATION = "Slice-13/negative_step_int_max_end/float/int64"
+PASSING = "Slice-13/negative_start/float/int64"
+BASE = ("run", "--op", "Slice", "--opset", "13", "--no-hypothesis")
+
+
+def expectations(tmp_path, body):
+    path = tmp_path / "expect.yaml"
+    path.write_text(textwrap.dedent(body))
+    return str(path)
+
+
+def test_a_matching_failure_is_xfail_and_does_not_fail_the_run(conform, tmp_path):
+    expect = expectations(tmp_path, f"""\
+        expectations:
+          - op: Slice
+            case: {DEVIATION}
+            reason: onnxruntime reads INT_MAX with a negative step as 'to the start'
+            issue: https://example.invalid/1
+        """)
+    result = conform(*BASE, "--case", DEVIATION, "--expect", expect, "--ci")
+    [record] = result.report["results"]
+    assert record["outcome"] == "xfail" and "INT_MAX with a negative step" in record["message"] and "expect.yaml:2" in record["message"]
+    assert result.code == 0
+
+
+def test_a_matching_pass_is_xpass_and_fails_only_under_strict(conform, tmp_path):
+    expect = expectations(tmp_path, f"""\
+        expectations:
+          - {{op: Slice, case: {PASSING}, reason: was broken once}}
+        """)
+    loose = conform(*BASE, "--case", PASSING, "--expect", expect)
+    assert loose.report["results"][0]["outcome"] == "xpass" and loose.code == 0 and "XPASS" in loose.stdout
+    assert conform(*BASE, "--case", PASSING, "--expect", expect, "--ci").code == 1
+    assert conform(*BASE, "--case", PASSING, "--expect", expect, "--strict").code == 1
+
+
+def test_an_entry_that_matches_nothing_is_stale_and_fails_under_strict(conform, tmp_path):
+    expect = expectations(tmp_path, """\
+        expectations:
+          - {op: Slice, match: no_such_case, reason: gone}
+          - {op: Clip, match: anything, reason: "other op: not stale in a Slice run"}
+        """)
+    loose = conform(*BASE, "--case", PASSING, "--expect", expect)
+    assert loose.code == 0 and "STALE" in loose.stdout and "expect.yaml:2" in loose.stdout
+    assert [e["source"].split(":")[-1] for e in loose.report["stale_expectations"]] == ["2"]
+    assert conform(*BASE, "--case", PASSING, "--expect", expect, "--ci").code == 1
+
+
+def test_an_entry_without_reason_is_a_file_error(conform, tmp_path):
+    expect = expectations(tmp_path, """\
+        expectations:
+          - {op: Slice, match: x}
+        """)
+    result = conform(*BASE, "--expect", expect)
+    assert result.code == 2 and "expect.yaml:2" in result.stderr and "needs a 'reason'" in result.stderr
+
+
+def test_write_expect_writes_a_file_that_turns_the_failures_into_xfail(conform, tmp_path):
+    written = tmp_path / "start.yaml"
+    first = conform(*BASE, "--dtype", "float", "--write-expect", str(written))
+    assert first.code == 1
+    second = conform(*BASE, "--dtype", "float", "--expect", str(written), "--ci")
+    assert second.code == 0
+    assert second.report["summary"]["xfail"] == first.report["summary"]["fail"] > 0
+
+
+def test_the_shipped_expectations_make_onnxruntime_cpu_pass_in_ci_mode(conform):
+    result = conform("run", "--op", "Slice", "--opset", "13", "--expect", str(ROOT / "expectations" / "onnxruntime-cpu.yaml"), "--ci")
+    assert result.code == 0, result.stdout[-2000:]
+    assert result.report["summary"]["xfail"] > 0 and result.report["summary"]["xpass"] == 0
+
+
+def test_junit_parses_and_its_counts_equal_the_json_summary(conform, tmp_path):
+    junit, html = tmp_path / "r.xml", tmp_path / "r.html"
+    result = conform("run", "--op", "Slice", "--opset", "13", "--dtype", "float", "--examples", "5",
+                     "--junit", str(junit), "--html", str(html))
+    summary = result.report["summary"]
+    root = ElementTree.parse(junit).getroot()
+    cases = root.findall(".//testcase")
+    assert int(root.get("tests")) == len(cases) == summary["total"]
+    assert int(root.get("failures")) == len(root.findall(".//failure")) == summary["fail"] + summary["crash"] + summary["timeout"] + summary["fallback"]
+    assert int(root.get("skipped")) == len(root.findall(".//skipped")) == summary["xfail"] + summary["unsupported"] + summary["skipped"]
+    failure = root.find(".//failure")
+    assert failure is not None and "replay: conform run" in failure.text
+    page = html.read_text()
+    assert page.startswith("<!DOCTYPE html>") and "<script" not in page and DEVIATION.split("/")[1] in page
+
+
+def test_shards_are_disjoint_and_together_equal_the_unsharded_run(conform, tmp_path):
+    args = ("run", "--op", "Clip", "--examples", "4", "--seed", "3")
+    whole = {r["id"] for r in conform(*args).report["results"]}
+    shards = []
+    for k in (1, 2, 3):
+        path = tmp_path / f"shard{k}.json"
+        conform(*args, "--shard", f"{k}/3", "--report-json", str(path))
+        shards.append(path)
+    ids = [{r["id"] for r in json.loads(p.read_text())["results"]} for p in shards]
+    assert all(ids) and not (ids[0] & ids[1]) and not (ids[0] & ids[2]) and not (ids[1] & ids[2])
+    assert ids[0] | ids[1] | ids[2] == whole
+    merged = tmp_path / "merged.json"
+    result = conform("merge", *map(str, shards), "--report-json", str(merged), "--junit", str(tmp_path / "m.xml"))
+    doc = json.loads(merged.read_text())
+    assert {r["id"] for r in doc["results"]} == whole and doc["summary"]["total"] == len(whole)
+    assert int(ElementTree.parse(tmp_path / "m.xml").getroot().get("tests")) == len(whole)
+    assert result.code in (0, 1)
+
+
+def test_bad_shard_is_exit_2(conform):
+    result = conform(*BASE, "--shard", "4/3")
+    assert result.code == 2 and "between 1 and N" in result.stderr
+
+
+def pytest_counts(tmp_path, *args):
+    completed = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *args],
+                               cwd=tmp_path, capture_output=True, text=True, timeout=600)
+    line = completed.stdout.strip().splitlines()[-1]
+    return {kind: int(n) for n, kind in re.findall(r"(\d+) (passed|failed|skipped|xfailed)", line)}
+
+
+def test_pytest_plugin_reports_the_same_counts_as_conform_run(conform, tmp_path):
+    run = conform(*BASE).report["summary"]
+    counts = pytest_counts(tmp_path, "--conform-op", "Slice", "--conform-opset", "13", "--conform-no-hypothesis")
+    assert counts["failed"] == run["fail"] + run["error"] + run["crash"] + run["timeout"] + run["fallback"]
+    assert counts["skipped"] == run["unsupported"] + run["skipped"]
+    assert counts["passed"] == run["pass"] + run["ambiguous"] + run["lenient"]
+
+
+def test_pytest_plugin_failures_show_the_diff(tmp_path):
+    completed = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--conform-op", "Slice",
+                                "--conform-opset", "13", "--conform-no-hypothesis", "-k", "negative_step_int_max_end and float"],
+                               cwd=tmp_path, capture_output=True, text=True, timeout=600)
+    assert "values differ" in completed.stdout or "expected float" in completed.stdout
+    assert "replay: conform run --op Slice --opset 13" in completed.stdout
