@@ -124,7 +124,7 @@ def test_hypothesis_catches_a_planted_bug_with_default_examples_and_shrinks_it(c
     import yaml
     case = yaml.safe_load(minimal[0]["yaml"])["cases"][0]
     data = np.array(case["inputs"]["data"]) if isinstance(case["inputs"]["data"], list) else np.zeros(case["inputs"]["data"]["shape"])
-    assert data.size <= 4 and len(case["inputs"]["starts"]) <= 2  # small
+    assert data.size <= 4  # small: the bug shows on a handful of elements
     replay = minimal[0]["replay"].split()[1:]
     again = conform(*replay)
     assert again.code == 1 and again.report["summary"]["total"] == 1

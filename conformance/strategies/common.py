@@ -27,16 +27,27 @@ INTEGER_LANDMARKS = [2**24, 2**31, 2**32, 2**53, 2**63, 2**64]
 ONE_IN_TEN = st.integers(0, 9).map(lambda n: n == 7)
 
 
+@cache
+def integers(low: int, high: int) -> st.SearchStrategy[int]:
+    """`st.integers`, built once per range: hypothesis validates every new strategy object it meets."""
+    return st.integers(low, high)
+
+
 @st.composite
-def dims(draw, max_side: int) -> int:
+def _dims(draw, max_side: int) -> int:
+    return 0 if draw(ONE_IN_TEN) else draw(integers(1, max(max_side, 1)))
+
+
+@cache
+def dims(max_side: int) -> st.SearchStrategy[int]:
     """A dimension: zero about one time in ten (an empty tensor), else 1..max_side."""
-    return 0 if draw(ONE_IN_TEN) else draw(st.integers(1, max(max_side, 1)))
+    return _dims(max_side)
 
 
 @st.composite
 def shapes(draw, min_rank: int = 0, max_rank: int = 6) -> tuple[int, ...]:
     """Shapes of rank min_rank..max_rank, zero-size dims included, at most 64 elements."""
-    rank = draw(st.integers(min_rank, max_rank))
+    rank = draw(integers(min_rank, max_rank))
     return tuple(draw(dims(MAX_SIDE[rank])) for _ in range(rank))
 
 
@@ -87,6 +98,7 @@ def _same_float(a: float, b: float) -> bool:
     return a == b and math.copysign(1, a) == math.copysign(1, b)
 
 
+@cache
 def ordinary_values(dt: DType) -> st.SearchStrategy:
     """Values spread over the whole range of `dt`."""
     if dt.kind == "bool":
@@ -103,29 +115,80 @@ def ordinary_values(dt: DType) -> st.SearchStrategy:
     )
 
 
+@cache
 def evenly(values: tuple) -> st.SearchStrategy:
     """One of `values`, each about equally likely (`sampled_from` favours the first ones),
     still shrinking toward the first."""
     return st.integers(0, 2**32 - 1).map(lambda i: values[i % len(values)])
 
 
+@cache
 def scalars(dt: DType) -> st.SearchStrategy:
     """Half boundaries, half ordinary values."""
     return st.one_of(evenly(boundary_values(dt)), ordinary_values(dt))
 
 
+# Up to this many elements hypothesis draws each one (and can shrink each); beyond it hypothesis
+# draws a seed and a few planted values, and a numpy Generator fills the rest.
+ELEMENTWISE_LIMIT = 8
+PLANTED = 4
+
+
 @st.composite
 def arrays(draw, dt: DType, shape: tuple[int, ...]) -> np.ndarray:
-    """An array of `dt` and `shape`: elements drawn by `scalars`, or, about one time in four, a
-    sweep through the dtype's boundary values from a drawn offset (so all of them turn up fast)."""
+    """An array of `dt` and `shape`.
+
+    Small arrays: each element drawn by `scalars`. Larger ones: about one time in four a sweep
+    through the dtype's boundary values from a drawn offset; otherwise a bulk fill from a numpy
+    Generator seeded by a drawn integer (half boundary values, half anything the dtype holds),
+    with a few hypothesis-drawn values planted at drawn positions. Hypothesis stays in charge of
+    everything it can shrink; the bulk costs numpy time, not hypothesis draws.
+    """
     count = math.prod(shape)
-    if count and draw(st.integers(0, 3).map(lambda n: n == 2)):
-        boundaries = boundary_values(dt)
-        offset = draw(st.integers(0, len(boundaries) - 1))
-        flat = [boundaries[(offset + i) % len(boundaries)] for i in range(count)]
-    else:
-        flat = draw(st.lists(scalars(dt), min_size=count, max_size=count))
-    return pack(flat, dt).reshape(shape)
+    if count <= ELEMENTWISE_LIMIT:
+        return pack(draw(_fixed_lists(dt, count)), dt).reshape(shape)
+    boundaries = boundary_values(dt)
+    if draw(ONE_IN_FOUR):
+        offset = draw(integers(0, len(boundaries) - 1))
+        return pack([boundaries[(offset + i) % len(boundaries)] for i in range(count)], dt).reshape(shape)
+    flat = bulk_fill(dt, count, draw(integers(0, 2**32 - 1)))
+    for _ in range(draw(integers(0, PLANTED))):
+        flat[draw(integers(0, count - 1))] = pack([draw(scalars(dt))], dt)[0]
+    return flat.reshape(shape)
+
+
+ONE_IN_FOUR = st.integers(0, 3).map(lambda n: n == 2)
+
+
+@cache
+def _fixed_lists(dt: DType, count: int) -> st.SearchStrategy[list]:
+    return st.lists(scalars(dt), min_size=count, max_size=count)
+
+
+def bulk_fill(dt: DType, count: int, seed: int) -> np.ndarray:
+    """`count` values of `dt` from a seeded numpy Generator: half boundaries, half any value."""
+    rng = np.random.default_rng(seed)
+    boundaries = pack(list(boundary_values(dt)), dt)
+    picked = boundaries[rng.integers(0, len(boundaries), size=count)]
+    anything = _any_values(dt, count, rng)
+    return np.where(rng.random(count) < 0.5, picked, anything)
+
+
+def _any_values(dt: DType, count: int, rng: np.random.Generator) -> np.ndarray:
+    if dt.kind == "bool":
+        return rng.integers(0, 2, size=count).astype(bool)
+    if dt.kind == "string":
+        return pack([f"v{n}" for n in rng.integers(0, 1000, size=count)], dt)
+    if dt.kind == "complex":
+        return (rng.standard_normal(count) + 1j * rng.standard_normal(count)).astype(dt.np_dtype)
+    if dt.kind in ("int", "uint"):
+        if dt.is_numpy_native:
+            return rng.integers(dt.lowest, dt.max, size=count, endpoint=True, dtype=dt.np_dtype)
+        return rng.integers(dt.lowest, dt.max, size=count, endpoint=True).astype(dt.np_dtype)
+    # Random bit patterns cover every value a float type holds: subnormals, NaNs and infinities too.
+    width = max(dt.np_dtype.itemsize, 1)
+    bits = rng.integers(0, 256, size=count * width, dtype=np.uint8)
+    return bits.view(dt.np_dtype)[:count].copy()
 
 
 def neighbours(dt: DType, value) -> list:
@@ -147,6 +210,7 @@ def neighbours(dt: DType, value) -> list:
     return found
 
 
+@cache
 def index_values(dim: int, index_dtype: DType) -> st.SearchStrategy:
     """starts/ends for an axis of size `dim`: in range, negative, beyond +-dim, INT_MAX/INT_MIN."""
     options = [st.integers(0, dim), st.integers(dim + 1, dim + 10), st.integers(-dim - 10, -dim - 1),
@@ -156,6 +220,7 @@ def index_values(dim: int, index_dtype: DType) -> st.SearchStrategy:
     return st.one_of(options)
 
 
+@cache
 def step_values(dim: int, index_dtype: DType) -> st.SearchStrategy:
     """Steps of both signs, |step| beyond dim, and the extremes of the index type (never 0)."""
     return st.one_of(
@@ -166,6 +231,9 @@ def step_values(dim: int, index_dtype: DType) -> st.SearchStrategy:
     )
 
 
+ONE_IN_TWENTY = st.integers(0, 19).map(lambda n: n == 13)
+
+
 def invalid_share() -> st.SearchStrategy:
     """True for about one draw in twenty: the share of deliberately invalid cases."""
-    return st.integers(0, 19).map(lambda n: n == 13)
+    return ONE_IN_TWENTY
