@@ -19,7 +19,8 @@ from rich.table import Table
 
 from . import casefile, registry, strategies
 from .errors import ConformError, UsageError
-from .execute import RunOptions, parse_shard, run_examples, select_examples, shrink_failures
+from .execute import RunOptions, parse_shard, plan, run_examples, select_examples, shrink_failures
+from .parallel import run_parallel, worker_count
 from .expectations import apply as apply_expectations
 from .expectations import load as load_expectations
 from .expectations import write_starting_file
@@ -27,7 +28,7 @@ from .reference import covered_ops, for_op
 from .report import console as console_report
 from .report import FAILING, exit_code, json_report
 from .model import MODES
-from .runners import OPTIMIZATIONS, make_runner
+from .runners import OPTIMIZATIONS, RunnerSpec, make_runner
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help="Spec-conformance tests for ONNX operators.")
 out = Console()
@@ -98,6 +99,7 @@ def run_command(
     junit: Optional[Path] = typer.Option(None, "--junit", help="Write a JUnit XML report here."),
     html_report: Optional[Path] = typer.Option(None, "--html", help="Write a self-contained HTML report here."),
     shard: str = typer.Option("1/1", "--shard", help="Run shard K of N (K/N): a deterministic 1/N of the cases."),
+    jobs: Optional[int] = typer.Option(None, "--jobs", min=1, help="Worker processes (default: the number of cores, for runs big enough)."),
 ) -> None:
     """Run an op's cases on a runtime and compare with conform's reference."""
     from .dtypes import dtype
@@ -128,10 +130,19 @@ def run_command(
     finished: list = []
     level = levels[0]
     with _interruptible() as interrupted:
-        selected = select_examples(options)
+        units = plan(options)
+        workers = worker_count(jobs, len(units))
+        selected = select_examples(options, units) if workers == 1 else None
         for level, chosen_runner in zip(levels, runners):
             finished = []
-            _run_with_progress(selected, chosen_runner, options, finished.append)
+            if workers == 1:
+                _with_progress(options.op, len(selected) * len(options.modes), finished.append,
+                               lambda on_result: run_examples(selected, chosen_runner, options, on_result))
+            else:
+                spec = RunnerSpec(runner, provider, backend, level)
+                _with_progress(f"{options.op} ({workers} jobs)", None, finished.append,
+                               lambda on_result: run_parallel(units, options, spec, workers, not no_isolation, timeout,
+                                                              on_result, _note))
             found = shrink_failures(finished, chosen_runner, options, path.parent / "minimal")
             results += _tagged(found, level, len(levels))
             finished = []
@@ -342,18 +353,23 @@ def _choice(value: str, allowed: tuple[str, ...], option: str) -> tuple[str, ...
     return (value,)
 
 
-def _run_with_progress(examples, runner, options, on_result=lambda r: None):
+def _note(text: str) -> None:
+    err.print(f"note: {text}", highlight=False, soft_wrap=True)
+
+
+def _with_progress(label: str, total: int | None, on_result, work):
+    """`work(callback)`, its callback advancing a progress bar when stderr is a terminal."""
     if not err.is_terminal:
-        return run_examples(examples, runner, options, on_result)
+        return work(on_result)
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
     with Progress(*columns, console=err, transient=True) as progress:
-        task = progress.add_task(f"{options.op}", total=len(examples) * len(options.modes))
+        task = progress.add_task(label, total=total)
 
         def advance(result):
             on_result(result)
             progress.advance(task)
 
-        return run_examples(examples, runner, options, advance)
+        return work(advance)
 
 
 def _options_record(options: RunOptions, strict_validation: bool) -> dict:
@@ -369,6 +385,7 @@ def _options_record(options: RunOptions, strict_validation: bool) -> dict:
         "examples": options.examples,
         "modes": list(options.modes),
         "seed": options.seed,
+        "shard": list(options.shard),
     }
 
 

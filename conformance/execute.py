@@ -81,14 +81,47 @@ def selected_versions(options: RunOptions) -> list[OpVersion]:
     return [v for v in chosen if any(d in v.allowed(reference.dtype_param) for d in options.dtypes)]
 
 
-def select_examples(options: RunOptions) -> list[Example]:
-    """The examples a run covers: case files' then hypothesis', filtered by version, dtype and id."""
+@dataclass(frozen=True)
+class WorkUnit:
+    """A piece of a run that can be drawn and run on its own: YAML cases, or one hypothesis group."""
+
+    yaml_examples: tuple[Example, ...] = ()
+    version: OpVersion | None = None
+    binding: tuple[tuple[str, str], ...] = ()
+
+    def describe(self) -> str:
+        if self.version is not None:
+            return f"hypothesis group {self.version.label} {dict(self.binding)}"
+        return f"{len(self.yaml_examples)} YAML cases from {self.yaml_examples[0].id}" if self.yaml_examples else "empty unit"
+
+
+YAML_CHUNK = 64
+
+
+def plan(options: RunOptions) -> list[WorkUnit]:
+    """The run as independent units, in the order their results are reported."""
     reference = for_op(options.op)
     chosen_versions = selected_versions(options)
-    wanted = {v.since_version for v in chosen_versions}
-    examples = casefile.load_examples(reference.op, options.case_roots) if options.use_yaml else []
+    units = []
+    if options.use_yaml:
+        examples = casefile.load_examples(reference.op, options.case_roots)
+        units += [WorkUnit(tuple(examples[i:i + YAML_CHUNK])) for i in range(0, len(examples), YAML_CHUNK)]
     if options.use_hypothesis and options.examples > 0:
-        examples += strategies.generate(chosen_versions, options.examples, options.seed, options.dtypes)
+        units += [WorkUnit(version=v, binding=tuple(b.items()))
+                  for v in chosen_versions for b in strategies.bindings(v, options.dtypes)]
+    return units
+
+
+def examples_of(unit: WorkUnit, options: RunOptions) -> list[Example]:
+    """The unit's examples (drawing hypothesis groups here), filtered by version, dtype, shard and id."""
+    examples = list(unit.yaml_examples)
+    if unit.version is not None:
+        examples = strategies.draw_group(unit.version, dict(unit.binding), options.examples, options.seed)
+    return selected(examples, options)
+
+
+def selected(examples: list[Example], options: RunOptions) -> list[Example]:
+    wanted = {v.since_version for v in selected_versions(options)}
     chosen = [e for e in examples if e.version.since_version in wanted]
     if options.dtypes:
         chosen = [e for e in chosen if e.dtype in options.dtypes]
@@ -97,9 +130,22 @@ def select_examples(options: RunOptions) -> list[Example]:
         chosen = [e for e in chosen if in_shard(e, index, count)]
     if options.case_ids:
         chosen = [e for e in chosen if e.id in options.case_ids]
-        missing = set(options.case_ids) - {e.id for e in chosen}
-        if missing:
-            raise UsageError(f"no case with id {', '.join(sorted(missing))} (see the 'id' field of a report)")
+    return chosen
+
+
+def check_case_ids_found(examples, options: RunOptions) -> None:
+    missing = set(options.case_ids) - {e.id for e in examples}
+    if missing:
+        raise UsageError(f"no case with id {', '.join(sorted(missing))} (see the 'id' field of a report)")
+
+
+def select_examples(options: RunOptions, units: list[WorkUnit] | None = None) -> list[Example]:
+    """The examples a run covers: case files' then hypothesis', filtered by version, dtype and id.
+
+    `units` is the run's plan when the caller has it already.
+    """
+    chosen = [e for unit in (plan(options) if units is None else units) for e in examples_of(unit, options)]
+    check_case_ids_found(chosen, options)
     return chosen
 
 

@@ -9,7 +9,6 @@ import textwrap
 import xml.etree.ElementTree as ElementTree
 from pathlib import Path
 
-import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 DEVIATION = "Slice-13/negative_step_int_max_end/float/int64"
@@ -145,3 +144,4 @@ def test_pytest_plugin_failures_show_the_diff(tmp_path):
                                cwd=tmp_path, capture_output=True, text=True, timeout=600)
     assert "values differ" in completed.stdout or "expected float" in completed.stdout
     assert "replay: conform run --op Slice --opset 13" in completed.stdout
+

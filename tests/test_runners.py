@@ -1,6 +1,5 @@
 """Runners: unavailable providers, dtype feeding through OrtValue, backends."""
 
-import numpy as np
 import pytest
 
 from conformance.errors import UnavailableError

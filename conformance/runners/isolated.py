@@ -16,21 +16,16 @@ import onnx
 from ..model import BuiltModel
 from . import RunnerSpec
 from .base import RunOutput
+from .lifetime import serve
 
 
 def _serve(spec: RunnerSpec, connection: Connection) -> None:
-    # Ctrl-C reaches the whole process group: the parent decides what an interruption means.
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
     runner = spec.make()
-    while True:
-        message = connection.recv()
-        if message is None:
-            return
-        data, feeds = message
-        connection.send(runner.run(BuiltModel(onnx.load_from_string(data), data, feeds)))
+    serve(connection, lambda request: runner.run(BuiltModel(onnx.load_from_string(request[0]), *request)))
 
 
-def _death(exitcode: int | None) -> str:
+def death(exitcode: int | None) -> str:
+    """How a process ended, in words: the signal that killed it, or its exit code."""
     if exitcode is not None and exitcode < 0:
         try:
             return f"killed by signal {signal.Signals(-exitcode).name}"
@@ -73,7 +68,7 @@ class IsolatedRunner:
         self._connection.close()
         self._connection = None
         self.restarts += 1
-        return _death(process.exitcode)
+        return death(process.exitcode)
 
     def run(self, built: BuiltModel) -> RunOutput:
         if self._process is None:

@@ -1,0 +1,158 @@
+"""`--jobs N`: a run's work units drawn and run in N worker processes, results in plan order.
+
+A unit is a chunk of YAML cases or one hypothesis group (op version x type binding), which draws
+its cases from its own seed, so what a unit produces does not depend on which worker runs it or
+when: the results are the same, in the same order, for any N.
+
+The pool is small and explicit (one pipe per worker, one unit in flight per worker): on an
+interruption every worker is killed at once and nothing is left queued, and a worker that dies
+costs only time, because its unit is run again in this process by the run's own runner, which
+attributes a crash to its case as a serial run would.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+from multiprocessing.connection import Connection, wait
+from typing import Callable, Iterator
+
+from .execute import Result, RunOptions, WorkUnit, check_case_ids_found, examples_of, run_examples
+from .runners import Runner, RunnerSpec, make_runner
+from .runners.isolated import death as _death
+from .runners.lifetime import serve
+
+# Below this many units a pool costs more to start (each worker imports onnxruntime and hypothesis)
+# than it saves.
+AUTO_PARALLEL_UNITS = 8
+
+
+def worker_count(requested: int | None, units: int) -> int:
+    """`--jobs` as given, else one per core when the run has enough units to share out."""
+    if requested is not None:
+        return requested
+    return (os.cpu_count() or 1) if units >= AUTO_PARALLEL_UNITS else 1
+
+
+def run_parallel(units: list[WorkUnit], options: RunOptions, spec: RunnerSpec, jobs: int, isolate: bool,
+                 timeout: float, on_result: Callable[[Result], None] = lambda r: None,
+                 on_note: Callable[[str], None] = lambda note: None) -> list[Result]:
+    """Every unit of the run's plan, in `jobs` worker processes; results in plan order.
+
+    The unit of a worker that died runs again here, on the runner in a worker process of its own
+    (whatever `isolate` says: a runtime that crashed once may crash again), and `on_note` hears of it.
+    """
+    results: list[Result] = []
+    pool = _Pool(min(jobs, len(units)) or 1, (spec, isolate, timeout, options), on_note)
+    rescuer: list[Runner] = []
+
+    def rescue(unit: WorkUnit) -> list[Result]:
+        rescuer[:] = rescuer or [make_runner(spec.runner, spec.provider, spec.backend, spec.optimizations, True, timeout)]
+        return run_examples(examples_of(unit, options), rescuer[0], options)
+
+    try:
+        for found in pool.in_order(units, rescue):
+            for result in found:
+                results.append(result)
+                on_result(result)
+    except BaseException:
+        pool.close(kill=True)  # interrupted: stop now, not after the running units
+        raise
+    finally:
+        for runner in rescuer:
+            runner.close()
+    pool.close(kill=False)
+    check_case_ids_found([r.example for r in results], options)
+    return results
+
+
+def _serve(spec: RunnerSpec, isolate: bool, timeout: float, options: RunOptions, connection: Connection) -> None:
+    runner = make_runner(spec.runner, spec.provider, spec.backend, spec.optimizations, isolate, timeout)
+    serve(connection, lambda request: (request[0], run_examples(examples_of(request[1], options), runner, options)))
+
+
+class _Worker:
+    """One worker process, its end of the pipe, and the position of the unit it is running."""
+
+    def __init__(self, arguments: tuple) -> None:
+        context = multiprocessing.get_context("spawn")
+        self.connection, child = context.Pipe()
+        # Not a daemon: daemons may not start children, and a worker starts the runtime's own worker
+        # process. It ends with this process all the same (die_with_parent, and `stop`).
+        self.process = context.Process(target=_serve, args=(*arguments, child))
+        self.process.start()
+        child.close()
+        self.position: int | None = None
+
+    def give(self, position: int, unit: WorkUnit) -> None:
+        self.position = position
+        self.connection.send((position, unit))
+
+    def answer(self) -> tuple[int, list[Result]] | None:
+        """The unit's results, or None when the worker died instead of answering."""
+        try:
+            if self.connection.poll():
+                return self.connection.recv()
+        except (EOFError, OSError):
+            pass
+        return None
+
+    def stop(self, kill: bool) -> None:
+        if kill:
+            self.process.kill()
+        else:
+            try:
+                self.connection.send(None)
+            except OSError:
+                pass
+        self.process.join(5)
+        self.connection.close()
+
+
+class _Pool:
+    """Workers that take units one at a time; results come back in the units' order."""
+
+    def __init__(self, size: int, arguments: tuple, on_note: Callable[[str], None]) -> None:
+        self._arguments = arguments
+        self._on_note = on_note
+        self._workers = [_Worker(arguments) for _ in range(size)]
+
+    def in_order(self, units: list[WorkUnit], rescue: Callable[[WorkUnit], list[Result]]) -> Iterator[list[Result]]:
+        upcoming = iter(enumerate(units))
+        finished: dict[int, list[Result]] = {}
+        for worker in self._workers:
+            self._give_next(worker, upcoming)
+        for position in range(len(units)):
+            while position not in finished:
+                for index in self._ready():
+                    done = self._workers[index].answer()
+                    if done is None:
+                        done = self._rescued(index, units, rescue)
+                    finished[done[0]] = done[1]
+                    self._give_next(self._workers[index], upcoming)
+            yield finished.pop(position)
+
+    @staticmethod
+    def _give_next(worker: _Worker, upcoming) -> None:
+        following = next(upcoming, None)
+        worker.position = None
+        if following is not None:
+            worker.give(*following)
+
+    def _ready(self) -> list[int]:
+        """Indices of busy workers that answered or died."""
+        busy = {i: w for i, w in enumerate(self._workers) if w.position is not None}
+        signalled = set(wait([w.connection for w in busy.values()] + [w.process.sentinel for w in busy.values()]))
+        return [i for i, w in busy.items() if w.connection in signalled or w.process.sentinel in signalled]
+
+    def _rescued(self, index: int, units: list[WorkUnit], rescue) -> tuple[int, list[Result]]:
+        """A dead worker's unit, run by `rescue`; a fresh worker takes the dead one's place."""
+        dead = self._workers[index]
+        dead.stop(kill=True)
+        self._on_note(f"a worker process died ({_death(dead.process.exitcode)}); its {units[dead.position].describe()} ran in the main process")
+        self._workers[index] = _Worker(self._arguments)
+        return dead.position, rescue(units[dead.position])
+
+    def close(self, kill: bool) -> None:
+        for worker in self._workers:
+            worker.stop(kill)

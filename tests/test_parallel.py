@@ -1,0 +1,50 @@
+"""`--jobs`: the same results in the same order for any number of workers, and a worker that dies
+costs its unit nothing but time."""
+
+import json
+import os
+import re
+
+from conformance.execute import RunOptions, plan
+from conformance.parallel import AUTO_PARALLEL_UNITS, worker_count
+
+CRASHING = "Slice-13/negative_start/float/int64"  # the crashy backend segfaults on starts of -3
+EXITING = "Slice-13/negative_start_beyond_dim/float/int64"  # ... and exits with code 7 on -100
+PASSING = "Slice-13/negative_end/float/int64"
+
+
+def without_timings(path):
+    return re.sub(r'"seconds": [0-9.e-]+', "", path.read_text())
+
+
+def test_jobs_do_not_change_results(conform, tmp_path):
+    args = ("run", "--op", "Clip", "--opset", "13", "--examples", "6", "--seed", "11", "--shrink", "0")
+    one, two = tmp_path / "one.json", tmp_path / "two.json"
+    serial = conform(*args, "--jobs", "1", "--report-json", str(one))
+    parallel = conform(*args, "--jobs", "2", "--report-json", str(two))
+    assert without_timings(one) == without_timings(two)
+    assert json.loads(one.read_text())["summary"]["total"] > 100
+    assert serial.code == parallel.code
+    # No worker died on the way: a dead worker's unit would be rescued serially, and say so.
+    assert "note:" not in parallel.stderr
+
+
+def test_a_dead_worker_costs_its_unit_nothing_but_time(conform):
+    # Without isolation the runtime crashes the pool worker itself; its unit runs again in a
+    # worker process of its own, so each crash is still pinned on its case.
+    result = conform("run", "--op", "Slice", "--opset", "13", "--dtype", "float", "--no-hypothesis", "--backend", "crashy",
+                     "--no-isolation", "--jobs", "2", "--case", CRASHING, "--case", PASSING, "--case", EXITING)
+    outcomes = {r["id"]: (r["outcome"], r["message"]) for r in result.report["results"]}
+    assert outcomes[CRASHING][0] == "crash" and "SIGSEGV" in outcomes[CRASHING][1]
+    assert outcomes[EXITING][0] == "crash" and "code 7" in outcomes[EXITING][1]
+    assert outcomes[PASSING][0] == "pass"
+    assert result.code == 1
+    assert "note: a worker process died (killed by signal SIGSEGV)" in result.stderr
+
+
+def test_jobs_default_to_the_cores_only_for_runs_with_enough_units():
+    assert worker_count(3, 1) == 3
+    assert worker_count(None, AUTO_PARALLEL_UNITS - 1) == 1
+    assert worker_count(None, AUTO_PARALLEL_UNITS) == (os.cpu_count() or 1)
+    units = plan(RunOptions(op="Slice", opset=13))
+    assert len(units) >= AUTO_PARALLEL_UNITS  # the main job is big enough to share out
