@@ -19,7 +19,8 @@ from rich.table import Table
 
 from . import casefile, registry, strategies
 from .errors import ConformError, UsageError
-from .execute import RunOptions, parse_shard, plan, run_examples, select_examples, shrink_failures
+from .execute import (RunOptions, check_case_ids_found, parse_shard, plan, run_examples, select_examples, selected,
+                      shrink_failures)
 from .parallel import run_parallel, worker_count
 from .expectations import apply as apply_expectations
 from .expectations import load as load_expectations
@@ -68,7 +69,7 @@ def list_command(
 
 @app.command("run")
 def run_command(
-    op: str = OP,
+    op: Optional[str] = typer.Option(None, "--op", help="Operator name, e.g. Slice (with --from: only this op's tests)."),
     opset: Optional[int] = OPSET,
     dtypes: List[str] = DTYPES,
     provider: str = typer.Option("cpu", "--provider", help="onnxruntime execution provider: cpu, cuda or dml."),
@@ -100,12 +101,17 @@ def run_command(
     html_report: Optional[Path] = typer.Option(None, "--html", help="Write a self-contained HTML report here."),
     shard: str = typer.Option("1/1", "--shard", help="Run shard K of N (K/N): a deterministic 1/N of the cases."),
     jobs: Optional[int] = typer.Option(None, "--jobs", min=1, help="Worker processes (default: the number of cores, for runs big enough)."),
+    from_dirs: List[Path] = typer.Option([], "--from", help="Run golden tests as stored (test directories or folders of them) instead of generating cases."),
 ) -> None:
-    """Run an op's cases on a runtime and compare with conform's reference."""
+    """Run an op's cases (or stored golden tests) on a runtime and compare with the expected outputs."""
     from .dtypes import dtype
 
+    if from_dirs:
+        _check_golden_run_options(op, opset, mode, cases, only_cases)
+    elif op is None:
+        raise UsageError("--op is required (or --from DIR to run stored golden tests)")
     options = RunOptions(
-        op=for_op(op).op,
+        op=for_op(op).op if op else "",
         opset=opset,
         dtypes=tuple(dtype(d).name for d in dtypes),
         case_ids=tuple(case),
@@ -125,24 +131,18 @@ def run_command(
         options = dataclasses.replace(options, case_roots=tuple(only_cases))
     levels = _choice(optimizations, OPTIMIZATIONS, "--optimizations")
     runners = [make_runner(runner, provider, backend, level, isolate=not no_isolation, timeout=timeout) for level in levels]
-    path = report_json or DEFAULT_REPORT_DIR / f"{options.op}{'-' + str(opset) if opset else ''}.json"
+    path = report_json or DEFAULT_REPORT_DIR / _default_report_name(options, bool(from_dirs))
     results: list = []
     finished: list = []
     level = levels[0]
     with _interruptible() as interrupted:
-        units = plan(options)
-        workers = worker_count(jobs, len(units))
-        selected = select_examples(options, units) if workers == 1 else None
+        if from_dirs:
+            execute, skipped = _golden_execution(from_dirs, options)
+        else:
+            execute, skipped = _generated_execution(options, jobs, RunnerSpec(runner, provider, backend), not no_isolation, timeout), []
         for level, chosen_runner in zip(levels, runners):
             finished = []
-            if workers == 1:
-                _with_progress(options.op, len(selected) * len(options.modes), finished.append,
-                               lambda on_result: run_examples(selected, chosen_runner, options, on_result))
-            else:
-                spec = RunnerSpec(runner, provider, backend, level)
-                _with_progress(f"{options.op} ({workers} jobs)", None, finished.append,
-                               lambda on_result: run_parallel(units, options, spec, workers, not no_isolation, timeout,
-                                                              on_result, _note))
+            execute(chosen_runner, level, finished.append)
             found = shrink_failures(finished, chosen_runner, options, path.parent / "minimal")
             results += _tagged(found, level, len(levels))
             finished = []
@@ -154,7 +154,10 @@ def run_command(
         out.print(f"{written} deviations written to {write_expect}", highlight=False)
     results, stale = apply_expectations(results, expectations, runner_info)
     strict = ci if strict is None else strict
-    doc = json_report.document(results, runner_info, seed, _options_record(options, strict_validation))
+    doc = json_report.document(results, runner_info, None if from_dirs else seed, _options_record(options, strict_validation))
+    if from_dirs:
+        doc["options"]["from"] = [str(p) for p in from_dirs]
+        doc["skipped"] = _skipped_records(skipped)
     doc["complete"] = not interrupted
     doc["shard"] = shard
     doc["stale_expectations"] = [{"source": e.source, "reason": e.reason} for e in stale]
@@ -165,10 +168,72 @@ def run_command(
     shown = ("fail", "error", "lenient", "crash", "timeout", "fallback") + (("ambiguous", "unsupported") if verbose else ())
     console_report.render(results, out, str(path), show=shown)
     _print_expectation_news(results, stale, strict)
+    _print_skipped(skipped)
     if interrupted:
         err.print(f"interrupted: the report holds the {len(results)} cases finished so far (complete: false)")
         raise typer.Exit(130)
     raise typer.Exit(exit_code(results, strict_validation, fail_on_unsupported, strict, len(stale)))
+
+
+def _check_golden_run_options(op: str | None, opset: int | None, mode: str, cases: list, only_cases: list) -> None:
+    if opset is not None and op is None:
+        raise UsageError("--opset with --from needs --op: the opset picks a version of that op")
+    if mode != "input":
+        raise UsageError("--mode does not apply to --from: a golden test runs as stored")
+    if cases or only_cases:
+        raise UsageError("--cases/--only-cases do not apply to --from: the cases are the stored tests")
+
+
+def _default_report_name(options: RunOptions, golden: bool) -> str:
+    stem = "-".join(str(part) for part in ("golden" if golden else "", options.op, options.opset or "") if part)
+    return f"{stem}.json"
+
+
+def _generated_execution(options: RunOptions, jobs: int | None, spec: RunnerSpec, isolate: bool, timeout: float):
+    """How a generated run executes at one optimization level: serially, or across worker processes."""
+    units = plan(options)
+    workers = worker_count(jobs, len(units))
+    selected = select_examples(options, units) if workers == 1 else []
+
+    def execute(runner, level: str, on_result) -> None:
+        if workers == 1:
+            _with_progress(options.op, len(selected) * len(options.modes), on_result,
+                           lambda advance: run_examples(selected, runner, options, advance))
+        else:
+            leveled = dataclasses.replace(spec, optimizations=level)
+            _with_progress(f"{options.op} ({workers} jobs)", None, on_result,
+                           lambda advance: run_parallel(units, options, leveled, workers, isolate, timeout, advance, _note))
+
+    return execute
+
+
+def _golden_execution(paths: list[Path], options: RunOptions):
+    """How a golden run executes (the stored tests the options choose, each run as stored), and the
+    tests it skips, with why."""
+    from .golden import run_stored, stored_cases
+
+    cases_found, skipped = stored_cases(paths)
+    chosen = {id(e) for e in selected([c.example for c in cases_found], options)}
+    cases = [c for c in cases_found if id(c.example) in chosen]
+    check_case_ids_found([c.example for c in cases], options)
+    if not cases:
+        found = sorted({c.example.version.label for c in cases_found}) or ["none that conform can run"]
+        raise UsageError(f"no golden test to run under {', '.join(map(str, paths))} with these options "
+                         f"(tests found: {', '.join(found)}; skipped: {len(skipped)})")
+
+    def execute(runner, level: str, on_result) -> None:
+        _with_progress("golden tests", len(cases), on_result, lambda advance: run_stored(cases, runner, options, advance))
+
+    return execute, skipped
+
+
+def _skipped_records(skipped) -> list[dict]:
+    return [{"path": str(p), "reason": f"skipped: {why}"} for p, why in skipped]
+
+
+def _print_skipped(skipped) -> None:
+    for skipped_path, why in skipped:
+        out.print(f"skipped: {why}: {skipped_path}", highlight=False, soft_wrap=True)
 
 
 def _write_other_reports(doc: dict, junit: Path | None, html_path: Path | None, strict: bool) -> None:
@@ -283,19 +348,21 @@ def verify_command(
     strict_zero: bool = typer.Option(False, "--strict-zero", help="Tell +0.0 from -0.0."),
 ) -> None:
     """Check stored golden outputs against conform's reference."""
-    from .golden import agreeing, test_dirs, verify_one
+    from .golden import agreeing, test_dirs, verify_dir
 
     results, skipped = [], []
     for path in test_dirs(paths):
-        found = verify_one(path, strict_zero)
-        (skipped if isinstance(found, tuple) else results).append(found)
+        found = verify_dir(path, strict_zero)
+        if isinstance(found, tuple):
+            skipped.append(found)
+        else:
+            results += found
     path = report_json or DEFAULT_REPORT_DIR / "verify.json"
     doc = json_report.document(results, {"name": "golden data"}, None, {"paths": [str(p) for p in paths]})
-    doc["skipped"] = [{"path": str(p), "reason": f"skipped: {why}"} for p, why in skipped]
+    doc["skipped"] = _skipped_records(skipped)
     json_report.write(path, doc)
     console_report.render(results, out, str(path), show=("fail", "error", "lenient"))
-    for skipped_path, why in skipped:
-        out.print(f"skipped: {why}: {skipped_path}", highlight=False, soft_wrap=True)
+    _print_skipped(skipped)
     raise typer.Exit(0 if all(agreeing(r) for r in results) else 1)
 
 

@@ -20,7 +20,7 @@ from . import casefile, compare, strategies
 from .case import Example, stable_seed
 from .compare import Verdict
 from .errors import UsageError
-from .model import build, checker_problem
+from .model import BuiltModel, build, checker_problem
 from .providers import DML_PROVIDER, directml_clip_note
 from .reference import for_op
 from .reference.base import Expected, single
@@ -35,7 +35,7 @@ DEFAULT_MAX_ELEMENTS = 10**8
 class RunOptions:
     """Everything that decides which examples run and how they are judged."""
 
-    op: str
+    op: str  # "" only in a golden run (`run --from`) over every op it finds
     opset: int | None = None
     dtypes: tuple[str, ...] = ()
     case_ids: tuple[str, ...] = ()
@@ -121,16 +121,16 @@ def examples_of(unit: WorkUnit, options: RunOptions) -> list[Example]:
 
 
 def selected(examples: list[Example], options: RunOptions) -> list[Example]:
-    wanted = {v.since_version for v in selected_versions(options)}
-    chosen = [e for e in examples if e.version.since_version in wanted]
-    if options.dtypes:
-        chosen = [e for e in chosen if e.dtype in options.dtypes]
+    """The examples the options choose: op (when named) and version, dtype, shard and id."""
+    versions_wanted = {v.since_version for v in selected_versions(options)} if options.op else None
     index, count = options.shard
-    if count > 1:
-        chosen = [e for e in chosen if in_shard(e, index, count)]
-    if options.case_ids:
-        chosen = [e for e in chosen if e.id in options.case_ids]
-    return chosen
+    return [
+        e for e in examples
+        if (versions_wanted is None or (e.op == options.op and e.version.since_version in versions_wanted))
+        and (not options.dtypes or e.dtype in options.dtypes)
+        and (count == 1 or in_shard(e, index, count))
+        and (not options.case_ids or e.id in options.case_ids)
+    ]
 
 
 def check_case_ids_found(examples, options: RunOptions) -> None:
@@ -192,24 +192,32 @@ def too_large(example: Example, limit: int) -> str | None:
 
 
 def run_one(example: Example, runner: Runner, options: RunOptions, mode: str = "input") -> Result:
+    """Build the example's model in `mode`, run it, and judge the outputs against the reference."""
     started = time.perf_counter()
+    replay = replay_command(example, runner, options, ("--mode", mode) if mode != "input" else ())
     refusal = too_large(example, options.max_elements)
     if refusal is not None:
-        return Result(example, Expected(readings=()), Verdict(compare.SKIPPED, refusal), replay=replay_command(example, runner, options))
+        return Result(example, Expected(readings=()), Verdict(compare.SKIPPED, refusal), replay=replay)
     expected = expected_for(example)
     reference = for_op(example.op)
     built = build(example, reference.output_dtype(example), _output_rank(example, expected), mode, reference.data_inputs)
-    replay = replay_command(example, runner, options, ("--mode", mode) if mode != "input" else ())
     if expected.is_valid:
         problem = checker_problem(built.data)
         if problem is not None:
             verdict = Verdict(compare.ERROR, f"conform bug: onnx.checker rejects the model of a valid case: {problem}")
             return Result(example, expected, verdict, (), time.perf_counter() - started, replay)
+    extra = {"mode": mode} if len(options.modes) > 1 or mode != "input" else {}
+    return run_built(example, expected, built, runner, options, replay, extra, started)
+
+
+def run_built(example: Example, expected: Expected, built: BuiltModel, runner: Runner, options: RunOptions,
+              replay: str, extra: dict | None = None, started: float | None = None) -> Result:
+    """Run a model already built for the example (by conform, or stored as golden data) and judge it."""
+    started = time.perf_counter() if started is None else started
     run = runner.run(built)
     verdict = compare.judge(expected, run, strict_zero=options.strict_zero)
     verdict = _explained(verdict, example, runner)
-    extra = {"mode": mode} if len(options.modes) > 1 or mode != "input" else {}
-    return Result(example, expected, verdict, run.outputs, time.perf_counter() - started, replay, extra)
+    return Result(example, expected, verdict, run.outputs, time.perf_counter() - started, replay, extra or {})
 
 
 def _explained(verdict: Verdict, example: Example, runner: Runner) -> Verdict:

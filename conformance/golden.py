@@ -13,15 +13,17 @@ run never leaves half a test. Tensors are written with onnx's `numpy_helper`, so
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import os
 import re
+import shlex
 import shutil
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable
+from typing import Callable, Iterable
 
 import numpy as np
 import onnx
@@ -30,19 +32,21 @@ from onnx import numpy_helper
 from . import __version__
 from .case import Example
 from .compare import AMBIGUOUS, PASS, Verdict, judge
+from .compare import SKIPPED as SKIPPED_OUTCOME
 from .dtypes import from_numpy
 from .errors import ConformError, UsageError
-from .execute import DEFAULT_MAX_ELEMENTS, Result, _output_rank, expected_for, too_large
-from .model import build
+from .execute import DEFAULT_MAX_ELEMENTS, Result, RunOptions, _output_rank, expected_for, run_built, too_large
+from .model import BuiltModel, build
 from .reference import covered_ops, for_op
 from .reference.base import Expected
 from .registry import version_in_force
 from .report.json_report import write_atomic
-from .runners.base import RunOutput
+from .runners.base import Runner, RunOutput
 
 MANIFEST = "manifest.json"
 MAX_FILE_BYTES = 512 * 2**20  # a golden model or tensor file larger than this is refused unread
-DATA_SET = "test_data_set_0"
+DATA_SET_PREFIX = "test_data_set_"
+DATA_SET = f"{DATA_SET_PREFIX}0"
 SKIPPED = "skipped"
 
 
@@ -52,7 +56,12 @@ class GoldenError(ConformError):
 
 def test_name(example: Example) -> str:
     """A directory name from the example id: lower-case letters, digits and underscores only."""
-    return "test_" + re.sub(r"[^a-z0-9]+", "_", example.id.lower()).strip("_")
+    return test_name_of_id(example.id)
+
+
+def test_name_of_id(case_id: str) -> str:
+    """The test directory name `generate` gives the case with this id."""
+    return "test_" + re.sub(r"[^a-z0-9]+", "_", case_id.lower()).strip("_")
 
 
 def _tensor_bytes(array: np.ndarray, name: str) -> bytes:
@@ -161,12 +170,25 @@ def _generate_one(example: Example, name: str, options: GenerateOptions) -> dict
 
 @dataclass(frozen=True, eq=False)
 class GoldenTest:
-    """One test directory as read from disk."""
+    """One data set of a test directory as read from disk (most directories hold one)."""
 
     path: Path
     model: onnx.ModelProto
+    data: bytes
+    data_set: int
     inputs: list[np.ndarray]
     outputs: list[np.ndarray]
+
+    @property
+    def name(self) -> str:
+        """The directory's name, and the data set's number after the first."""
+        return self.path.name if self.data_set == 0 else f"{self.path.name}.set{self.data_set}"
+
+    @property
+    def fed_inputs(self) -> list[onnx.ValueInfoProto]:
+        """The graph inputs the test data feeds (those without an initializer), in order."""
+        initialized = {t.name for t in self.model.graph.initializer}
+        return [i for i in self.model.graph.input if i.name not in initialized]
 
 
 def test_dirs(paths: Iterable[Path]) -> list[Path]:
@@ -214,26 +236,35 @@ def _load_tensor(path: Path) -> np.ndarray:
         raise GoldenError(f"{path}: not a readable TensorProto ({type(error).__name__}: {error})") from None
 
 
-def read_test(path: Path) -> GoldenTest:
+def read_tests(path: Path) -> list[GoldenTest]:
+    """Every data set of a test directory (test_data_set_0, _1, ...), each with the model."""
     model_file = _checked_file(path / "model.onnx", path)
+    data = model_file.read_bytes()
     try:
-        model = onnx.load_model(str(model_file))
+        model = onnx.load_from_string(data)
     except Exception as error:  # protobuf errors have no common base worth naming
         raise GoldenError(f"{path / 'model.onnx'}: not a readable model ({type(error).__name__}: {error})") from None
-    data = path / DATA_SET
-    if not data.is_dir():
-        raise GoldenError(f"{data}: missing")
-    inputs = [_load_tensor(_checked_file(data / f"input_{i}.pb", path)) for i in range(_count(data, "input"))]
-    outputs = [_load_tensor(_checked_file(data / f"output_{i}.pb", path)) for i in range(_count(data, "output"))]
-    if len(inputs) != len([i for i in model.graph.input if i.name not in {t.name for t in model.graph.initializer}]):
-        raise GoldenError(f"{data}: {len(inputs)} input files for {len(model.graph.input)} graph inputs")
-    return GoldenTest(path, model, inputs, outputs)
+    tests = []
+    for index in range(_count(path, DATA_SET_PREFIX, suffix="", folders=True)):
+        folder = path / f"{DATA_SET_PREFIX}{index}"
+        inputs = [_load_tensor(_checked_file(folder / f"input_{i}.pb", path)) for i in range(_count(folder, "input_"))]
+        outputs = [_load_tensor(_checked_file(folder / f"output_{i}.pb", path)) for i in range(_count(folder, "output_"))]
+        test = GoldenTest(path, model, data, index, inputs, outputs)
+        if len(inputs) != len(test.fed_inputs):
+            raise GoldenError(f"{folder}: {len(inputs)} input files for {len(test.fed_inputs)} graph inputs")
+        tests.append(test)
+    if not tests:
+        raise GoldenError(f"{path / DATA_SET}: missing")
+    return tests
 
 
-def _count(folder: Path, kind: str) -> int:
-    indices = sorted(int(m.group(1)) for p in folder.iterdir() if (m := re.fullmatch(rf"{kind}_(\d+)\.pb", p.name)))
+def _count(folder: Path, prefix: str, suffix: str = ".pb", folders: bool = False) -> int:
+    """How many of `prefix<N><suffix>` the folder holds, numbered 0..N-1 without a gap."""
+    pattern = re.compile(rf"{re.escape(prefix)}(\d+){re.escape(suffix)}")
+    indices = sorted(int(m.group(1)) for p in folder.iterdir()
+                     if (m := pattern.fullmatch(p.name)) and (p.is_dir() if folders else True))
     if indices != list(range(len(indices))):
-        raise GoldenError(f"{folder}: {kind} files are not numbered 0..{len(indices) - 1}")
+        raise GoldenError(f"{folder}: {prefix}N{suffix} are not numbered 0..{len(indices) - 1}")
     return len(indices)
 
 
@@ -247,7 +278,7 @@ def example_from_test(test: GoldenTest) -> Example | str:
     if opset is None:
         return "no default-domain opset import"
     version = version_in_force(node.op_type, opset)
-    values = {i.name: a for i, a in zip([i for i in graph.input if i.name not in {t.name for t in graph.initializer}], test.inputs)}
+    values = {i.name: a for i, a in zip(test.fed_inputs, test.inputs)}
     values |= {t.name: numpy_helper.to_array(t) for t in graph.initializer}
     inputs: dict[str, np.ndarray | None] = {}
     for formal, name in zip(version.inputs, node.input):
@@ -260,7 +291,7 @@ def example_from_test(test: GoldenTest) -> Example | str:
     attributes = {a.name: _attribute(a) for a in node.attribute}
     reference = for_op(node.op_type)
     types = _types(version, inputs, attributes, reference.attribute_params)
-    return Example(version, test.path.name, types, inputs, attributes, f"golden:{test.path}", reference.dtype_param)
+    return Example(version, test.name, types, inputs, attributes, f"golden:{test.path}", reference.dtype_param)
 
 
 def _attribute(attribute: onnx.AttributeProto):
@@ -286,24 +317,83 @@ def _types(version, inputs, attributes, attribute_params) -> dict[str, str]:
     return types
 
 
-def verify_one(path: Path, strict_zero: bool = False) -> Result | tuple[Path, str]:
-    """The verdict for one test directory, or (path, reason) when it is skipped."""
-    test = read_test(path)
+def _checkable(test: GoldenTest, expect_stored: bool) -> tuple[Example | str, Expected | None]:
+    """The test's Example (or why it is skipped) and what the reference expects of it.
+
+    With `expect_stored`, the stored output is the expectation (see `expected_for`): the runtime is
+    held to the golden data, and a stored output that is one reading of an ambiguous text still
+    lets the other readings pass.
+    """
     try:
         example = example_from_test(test)
         if isinstance(example, str):
-            return path, example
-        expected = expected_for(example)
+            return example, None
+        if expect_stored:
+            if len(test.outputs) != 1:
+                raise GoldenError(f"{test.path / (DATA_SET_PREFIX + str(test.data_set))}: {len(test.outputs)} output files; "
+                                  f"{example.op} has one output")
+            example = dataclasses.replace(example, expect_output=test.outputs[0])
+        return example, expected_for(example)
     except GoldenError:
         raise
     except ConformError as error:
-        raise GoldenError(f"{path}: {error.message}") from None
+        raise GoldenError(f"{test.path}: {error.message}") from None
     except Exception as error:  # a parseable model can still be nonsense; the path is what the user needs
-        raise GoldenError(f"{path}: cannot be checked: {type(error).__name__}: {error}") from None
-    verdict = judge(expected, RunOutput(outputs=tuple(test.outputs)), strict_zero=strict_zero)
-    if not expected.is_valid:
-        verdict = Verdict(verdict.outcome, f"stores an output for invalid input: {expected.invalid.rule}: {expected.invalid.sentence}")
-    return Result(example, expected, verdict, tuple(test.outputs), replay=f"conform verify {path}")
+        raise GoldenError(f"{test.path}: cannot be checked: {type(error).__name__}: {error}") from None
+
+
+def verify_dir(path: Path, strict_zero: bool = False) -> list[Result] | tuple[Path, str]:
+    """The verdict for each data set of a test directory, or (path, reason) when it is skipped."""
+    results = []
+    for test in read_tests(path):
+        example, expected = _checkable(test, expect_stored=False)
+        if isinstance(example, str):
+            return path, example
+        verdict = judge(expected, RunOutput(outputs=tuple(test.outputs)), strict_zero=strict_zero)
+        if not expected.is_valid:
+            verdict = Verdict(verdict.outcome, f"stores an output for invalid input: {expected.invalid.rule}: {expected.invalid.sentence}")
+        results.append(Result(example, expected, verdict, tuple(test.outputs), replay=f"conform verify {path}"))
+    return results
+
+
+@dataclass(frozen=True, eq=False)
+class StoredCase:
+    """A golden test ready to run as stored: its Example, expectation and model with its feeds."""
+
+    example: Example
+    expected: Expected
+    built: BuiltModel
+
+
+def stored_cases(paths: Iterable[Path]) -> tuple[list[StoredCase], list[tuple[Path, str]]]:
+    """The golden tests under `paths` to run (`conform run --from`), and those skipped, with why."""
+    cases, skipped = [], []
+    for path in test_dirs(paths):
+        for test in read_tests(path):
+            example, expected = _checkable(test, expect_stored=True)
+            if isinstance(example, str):
+                skipped.append((path, example))
+                break
+            feeds = {value_info.name: array for value_info, array in zip(test.fed_inputs, test.inputs)}
+            cases.append(StoredCase(example, expected, BuiltModel(test.model, test.data, feeds)))
+    return cases, skipped
+
+
+def run_stored(cases: list[StoredCase], runner: Runner, options: RunOptions,
+               on_result: Callable[[Result], None] = lambda r: None) -> list[Result]:
+    """Run each golden test as stored and judge it under the run's comparison rules."""
+    results = []
+    for case in cases:
+        path = case.example.source.removeprefix("golden:")
+        replay = shlex.join(["conform", "run", "--from", path, "--case", case.example.id, *runner.replay_options()])
+        refusal = too_large(case.example, options.max_elements)
+        if refusal is not None:
+            result = Result(case.example, case.expected, Verdict(SKIPPED_OUTCOME, refusal), replay=replay)
+        else:
+            result = run_built(case.example, case.expected, case.built, runner, options, replay)
+        results.append(result)
+        on_result(result)
+    return results
 
 
 def agreeing(result: Result) -> bool:

@@ -166,7 +166,7 @@ def test_golden_data_is_consumed_by_onnx_loader_and_runner_like_conform_run_says
     # onnx 1.23's loader answers kind="node" from its own in-memory cases; any other kind reads data_dir/<kind>.
     conform("generate", *common, "--out", str(tmp_path / "data" / "conform"))
     run = conform("run", *common)
-    by_name = {"test_" + __import__("re").sub(r"[^a-z0-9]+", "_", r["id"].lower()).strip("_"): r["outcome"] for r in run.report["results"]}
+    by_name = by_test_name(run.report)
     cases = load_model_tests(data_dir=str(tmp_path / "data"), kind="conform")
     assert len(cases) > 50
     agree = 0
@@ -185,3 +185,73 @@ def test_golden_data_is_consumed_by_onnx_loader_and_runner_like_conform_run_says
         assert onnx_says == by_name[case.name], case.name
         agree += 1
     assert agree == len(cases) and "fail" in by_name.values()
+
+
+# ---- conform run --from: golden tests run as stored -----------------------------------------
+
+SLICE_SMALL = ("--op", "Slice", "--opset", "13", "--dtype", "float", "--dtype", "int64", "--examples", "4")
+
+
+def by_test_name(report: dict) -> dict[str, str]:
+    return {golden.test_name_of_id(r["id"]): r["outcome"] for r in report["results"]}
+
+
+@pytest.mark.parametrize("backend", [(), ("--backend", "wrong_slice")])
+def test_run_from_gives_the_verdicts_of_the_generated_run(conform, tmp_path, backend):
+    out = tmp_path / "golden"
+    conform("generate", *SLICE_SMALL, "--out", str(out))
+    generated = by_test_name(conform("run", *SLICE_SMALL, *backend).report)
+    stored = conform("run", "--from", str(out), *backend, "--report-json", str(tmp_path / "from.json"))
+    from_golden = {r["case"]: r["outcome"] for r in json.loads((tmp_path / "from.json").read_text())["results"]}
+    written = [t["name"] for t in json.loads((out / "manifest.json").read_text())["tests"] if t["status"].startswith("written")]
+    assert sorted(from_golden) == sorted(written)
+    assert {name: generated[name] for name in written} == from_golden
+    if backend:  # the planted bug is caught from golden data as from generated cases
+        assert "fail" in from_golden.values() and stored.code == 1
+    assert "pass" in from_golden.values()
+
+
+def test_run_from_holds_the_runtime_to_the_stored_output(conform, tmp_path):
+    out = tmp_path / "golden"
+    conform("generate", "--op", "Slice", "--opset", "13", "--dtype", "float", "--no-hypothesis", "--out", str(out))
+    test = out / "test_slice_13_negative_start_float_int64"
+    stored = numpy_helper.to_array(onnx.load_tensor(str(test / "test_data_set_0" / "output_0.pb")))
+    # A second data set whose stored output is wrong: the runtime is held to it and "fails".
+    second = test / "test_data_set_1"
+    second.mkdir()
+    for pb in (test / "test_data_set_0").glob("input_*.pb"):
+        (second / pb.name).write_bytes(pb.read_bytes())
+    wrong = stored.copy()
+    wrong.reshape(-1)[0] += 1
+    (second / "output_0.pb").write_bytes(numpy_helper.from_array(wrong, "output").SerializeToString())
+    result = conform("run", "--from", str(test), "--report-json", str(tmp_path / "r.json"))
+    outcomes = {r["case"]: r for r in json.loads((tmp_path / "r.json").read_text())["results"]}
+    assert outcomes[test.name]["outcome"] == "pass"
+    assert outcomes[test.name + ".set1"]["outcome"] == "fail" and result.code == 1
+    assert f"--from {test} --case Slice-13/{test.name}.set1/float/int64" in outcomes[test.name + ".set1"]["replay"]
+    verified = conform("verify", str(test))
+    assert verified.code == 1 and ".set1" in verified.stdout  # verify checks every data set too
+
+
+def test_run_from_runs_onnx_own_node_tests_and_skips_what_is_not_a_single_node(conform, tmp_path):
+    onnx_node_tests.export(tmp_path / "node")
+    result = conform("run", "--from", str(tmp_path / "node"), "--report-json", str(tmp_path / "r.json"))
+    report = json.loads((tmp_path / "r.json").read_text())
+    outcomes = {r["case"]: r["outcome"] for r in report["results"]}
+    assert {"test_slice_neg_steps", "test_clip_min_greater_than_max", "test_constantofshape_int_shape_zero"} <= set(outcomes)
+    assert report["skipped"] and all(s["path"].endswith("_expanded") for s in report["skipped"])
+    assert result.code == (1 if "fail" in outcomes.values() else 0)
+    assert report["seed"] is None and report["options"]["from"] == [str(tmp_path / "node")]
+
+
+def test_run_from_usage_errors_are_exit_2(conform, tmp_path):
+    out = tmp_path / "golden"
+    conform("generate", "--op", "Slice", "--opset", "13", "--dtype", "float", "--no-hypothesis", "--out", str(out))
+    nothing = conform("run", "--from", str(out), "--op", "Clip")
+    assert nothing.code == 2 and "no golden test to run" in nothing.stderr and "Slice-13" in nothing.stderr
+    assert conform("run", "--from", str(out), "--mode", "all").code == 2
+    assert conform("run", "--from", str(out), "--opset", "13").code == 2
+    assert conform("run").code == 2
+    (out / "test_slice_13_negative_start_float_int64" / "test_data_set_0" / "output_0.pb").write_bytes(b"\xff junk")
+    corrupt = conform("run", "--from", str(out))
+    assert corrupt.code == 2 and "output_0.pb" in corrupt.stderr and "Traceback" not in corrupt.stderr

@@ -3,6 +3,7 @@ and golden files, and a run stopped by SIGINT."""
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -57,10 +58,15 @@ def test_verify_follows_no_link_out_of_the_folder(conform, tmp_path):
     (real / "model.onnx").write_bytes((source / "model.onnx").read_bytes())
     for pb in (source / "test_data_set_0").iterdir():
         os.symlink(pb, real / "test_data_set_0" / pb.name)
-    result = conform("verify", str(inside))
-    assert result.code == 2 and "a link leading out of" in result.stderr
+    for command in (("verify",), ("run", "--from")):
+        result = conform(*command, str(inside))
+        assert result.code == 2 and "a link leading out of" in result.stderr, command
     (real / "test_data_set_0").rename(tmp_path / "moved")
     assert "test_linked_dir" not in conform("verify", str(inside)).stdout
+    # With the real test gone only the linked directory is left, and it is not followed.
+    shutil.rmtree(real)
+    result = conform("run", "--from", str(inside))
+    assert result.code == 2 and "no test directory" in result.stderr
 
 
 # Mutations of the real case files, and YAML built from scratch: every one must load as valid
@@ -147,10 +153,11 @@ def test_corrupted_golden_files_end_in_a_clean_error_or_a_verdict(tmp_path_facto
                  "garbage": data.draw(st.binary(max_size=64))}[kind]
     try:
         victim.write_bytes(corrupted)
-        try:
-            golden.verify_one(test)
-        except ConformError as error:
-            assert str(victim.name) in error.message or str(test.name) in error.message
+        for read in (golden.verify_dir, lambda path: golden.stored_cases([path])):  # verify, and run --from
+            try:
+                read(test)
+            except ConformError as error:
+                assert str(victim.name) in error.message or str(test.name) in error.message
     finally:
         victim.write_bytes(original)
 
