@@ -39,6 +39,36 @@ def test_a_huge_constant_of_shape_is_refused_before_anything_is_allocated(confor
     assert record["outcome"] == "skipped" and "too large" in record["message"] and "18,446,744,073,709,551,616" in record["message"]
 
 
+ALLOCATABLE = """\
+op: ConstantOfShape
+cases:
+  - name: two_gib
+    versions: [25]
+    dtypes: [int8]
+    inputs: {input: [32768, 32768, 2]}
+    attributes: {value: 1}
+"""
+
+
+def test_memory_stays_flat_when_the_element_guard_refuses(tmp_path):
+    # 2 GiB of int8 could be allocated and filled, and would be without the guard; the peak RSS of
+    # every process of the run (ru_maxrss of the waited-for descendants) shows it never was.
+    cases = tmp_path / "big.yaml"
+    cases.write_text(ALLOCATABLE + HUGE.split("cases:\n", 1)[1])
+    report = tmp_path / "r.json"
+    probe = ("import resource, subprocess, sys; "
+             "code = subprocess.run(sys.argv[1:]).returncode; "
+             "print(code, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)")
+    completed = subprocess.run([sys.executable, "-c", probe, sys.executable, "-m", "conformance.cli", "run",
+                                "--op", "ConstantOfShape", "--only-cases", str(cases), "--no-hypothesis",
+                                "--report-json", str(report)], capture_output=True, text=True, cwd=tmp_path, timeout=300)
+    code, peak_kib = (int(word) for word in completed.stdout.split()[-2:])
+    assert code == 0
+    outcomes = {r["case"]: r["outcome"] for r in json.loads(report.read_text())["results"]}
+    assert outcomes == {"two_gib": "skipped", "huge": "skipped"}
+    assert peak_kib < 1024 * 1024, f"peak RSS {peak_kib // 1024} MiB: something was allocated"
+
+
 def test_only_cases_uses_nothing_else(conform, tmp_path):
     cases = tmp_path / "huge.yaml"
     cases.write_text(HUGE)
