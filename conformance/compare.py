@@ -66,6 +66,11 @@ def _same_bits(expected: np.ndarray, actual: np.ndarray) -> np.ndarray:
     return (as_bytes(expected) == as_bytes(actual)).all(axis=-1)
 
 
+def _identical_bytes(expected: np.ndarray, actual: np.ndarray) -> bool:
+    return (expected.dtype == actual.dtype and expected.shape == actual.shape and expected.dtype.kind != "O"
+            and expected.tobytes() == actual.tobytes())
+
+
 def equal_mask(expected: np.ndarray, actual: np.ndarray, strict_zero: bool = False) -> np.ndarray:
     """Elementwise agreement under conform's rules (same dtype and shape assumed)."""
     if expected.dtype.kind == "O":
@@ -96,6 +101,8 @@ def arrays_identical(expected: np.ndarray, actual: np.ndarray, strict_zero: bool
 
 def mismatch(index: int, expected: np.ndarray, actual: np.ndarray, strict_zero: bool) -> Mismatch | None:
     """None when the two agree; otherwise where and by how much they differ."""
+    if _identical_bytes(expected, actual):
+        return None  # the common case, decided without the NaN and zero rules
     expected_type, actual_type = type_text(expected), type_text(actual)
     if expected.dtype != actual.dtype or expected.shape != actual.shape:
         return Mismatch(index, expected_type, actual_type)

@@ -130,12 +130,19 @@ def dtype(name: str) -> DType:
     return _build(canon)
 
 
+@cache
 def from_elem_type(elem_type: int) -> DType:
     return dtype(TensorProto.DataType.Name(elem_type).lower())
 
 
+@cache
+def _from_numpy(np_dtype: np.dtype) -> DType:
+    return from_elem_type(helper.np_dtype_to_tensor_dtype(np_dtype))
+
+
 def from_numpy(np_dtype: np.dtype) -> DType:
-    return from_elem_type(helper.np_dtype_to_tensor_dtype(np.dtype(np_dtype)))
+    """The DType of a numpy dtype (memoized: it is asked for every array of every case)."""
+    return _from_numpy(np.dtype(np_dtype))
 
 
 def all_names() -> list[str]:

@@ -11,6 +11,7 @@ import hashlib
 import shlex
 import time
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 from typing import Any, Callable
 
@@ -249,13 +250,19 @@ def run_examples(
 
 def replay_command(example: Example, runner: Runner, options: RunOptions, extra: tuple[str, ...] = ()) -> str:
     """The one command that re-runs just this example on the same runner."""
-    words = ["conform", "run", "--op", example.op, "--opset", str(example.version.since_version)]
-    if example.source == "hypothesis":
-        words += ["--no-yaml", "--seed", str(options.seed), "--examples", str(options.examples)]
-    else:
-        words += ["--no-hypothesis"]
-    words += [*extra, "--case", example.id, *runner.replay_options()]
-    return shlex.join(words)
+    hypothesis = example.source == "hypothesis"
+    head, tail = _replay_parts(example.op, example.version.since_version, hypothesis, options.seed if hypothesis else None,
+                               options.examples if hypothesis else None, extra, tuple(runner.replay_options()))
+    return f"{head} --case {shlex.quote(example.id)} {tail}"
+
+
+@lru_cache(maxsize=256)
+def _replay_parts(op: str, version: int, hypothesis: bool, seed: int | None, examples: int | None,
+                  extra: tuple[str, ...], runner_options: tuple[str, ...]) -> tuple[str, str]:
+    """What every replay command of a group shares, before and after `--case ID`."""
+    words = ["conform", "run", "--op", op, "--opset", str(version)]
+    words += ["--no-yaml", "--seed", str(seed), "--examples", str(examples)] if hypothesis else ["--no-hypothesis"]
+    return shlex.join([*words, *extra]), shlex.join(runner_options)
 
 
 FAILING = (compare.FAIL, compare.ERROR)

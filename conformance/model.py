@@ -21,11 +21,25 @@ from .dtypes import dtype, from_numpy
 
 @dataclass(frozen=True, eq=False)
 class BuiltModel:
-    """A model ready to run, its serialized bytes (the session-cache key) and the feeds."""
+    """A model ready to run, its serialized bytes (the session-cache key) and the feeds.
+
+    `elem_types` are the ONNX element types of the graph's inputs and outputs (derived from the
+    model when not given).
+    """
 
     model: onnx.ModelProto
     data: bytes
     feeds: dict[str, np.ndarray]
+    elem_types: frozenset[int] = frozenset()
+
+    def __post_init__(self) -> None:
+        if not self.elem_types:
+            object.__setattr__(self, "elem_types", element_types(self.model))
+
+
+def element_types(model: onnx.ModelProto) -> frozenset[int]:
+    graph = model.graph
+    return frozenset(v.type.tensor_type.elem_type for v in [*graph.input, *graph.output])
 
 
 MODES = ("input", "initializer", "constant")
@@ -38,18 +52,56 @@ def build(example: Example, output_dtype: str, output_rank: int, mode: str = "in
     `mode` decides how inputs other than `data_inputs` reach the node: as graph inputs fed at run
     time, as initializers, or as outputs of Constant nodes. Runtimes constant-fold and pick kernels
     differently for each, so the same case is worth running all three ways.
+
+    Models are remembered by what shapes them (types, ranks, attributes, embedded values), so the
+    many examples that share a model share one ModelProto and one bytes object.
     """
+    embedded = () if mode == "input" else tuple(n for n, a in example.inputs.items() if a is not None and n not in data_inputs)
+    key = (example.version, mode, output_dtype, output_rank,
+           tuple(_input_key(example.inputs.get(f.name), f.name in embedded) for f in example.version.inputs),
+           tuple(sorted((name, _value_key(value)) for name, value in example.attributes.items())))
+    found = _MODELS.get(key)
+    if found is None:
+        found = _MODELS[key] = _build(example, output_dtype, output_rank, mode, embedded)
+        if len(_MODELS) > MODEL_CACHE_SIZE:
+            del _MODELS[next(iter(_MODELS))]
+    model, data, elem_types = found
+    feeds = {f.name: example.inputs[f.name] for f in example.version.inputs
+             if example.inputs.get(f.name) is not None and f.name not in embedded}
+    return BuiltModel(model, data, feeds, elem_types)
+
+
+MODEL_CACHE_SIZE = 4096
+_MODELS: dict[tuple, tuple[onnx.ModelProto, bytes, frozenset[int]]] = {}
+
+
+def _input_key(array: np.ndarray | None, embedded: bool) -> tuple | None:
+    if array is None:
+        return None
+    return (array.dtype.str, array.ndim) + ((array.shape, _value_key(array)) if embedded else ())
+
+
+def _value_key(value) -> object:
+    """A hashable stand-in that tells apart every value a model could embed (-0.0 from 0.0 too)."""
+    if isinstance(value, np.ndarray):
+        return (value.dtype.str, value.shape, repr(value.tolist()) if value.dtype.kind == "O" else value.tobytes())
+    if isinstance(value, (list, tuple)):
+        return tuple(_value_key(v) for v in value)
+    return (type(value).__name__, repr(value))
+
+
+def _build(example: Example, output_dtype: str, output_rank: int, mode: str,
+           embedded: tuple[str, ...]) -> tuple[onnx.ModelProto, bytes, frozenset[int]]:
     version = example.version
-    node_inputs, graph_inputs, feeds = _inputs(example)
+    node_inputs, graph_inputs = _inputs(example)
     initializers, constants = [], []
-    if mode != "input":
-        for name in [n for n in list(feeds) if n not in data_inputs]:
-            tensor = numpy_helper.from_array(feeds.pop(name), name=name)
-            graph_inputs = [g for g in graph_inputs if g.name != name]
-            if mode == "initializer":
-                initializers.append(tensor)
-            else:
-                constants.append(helper.make_node("Constant", [], [name], value=tensor))
+    for name in embedded:
+        tensor = numpy_helper.from_array(example.inputs[name], name=name)
+        graph_inputs = [g for g in graph_inputs if g.name != name]
+        if mode == "initializer":
+            initializers.append(tensor)
+        else:
+            constants.append(helper.make_node("Constant", [], [name], value=tensor))
     node = helper.make_node(
         version.op, node_inputs, list(version.output_names), **_attributes(example)
     )
@@ -63,13 +115,12 @@ def build(example: Example, output_dtype: str, output_rank: int, mode: str = "in
         ir_version=helper.find_min_ir_version_for([opset]),
         producer_name="conform",
     )
-    return BuiltModel(model, model.SerializeToString(deterministic=True), feeds)
+    return model, model.SerializeToString(deterministic=True), element_types(model)
 
 
-def _inputs(example: Example) -> tuple[list[str], list[onnx.ValueInfoProto], dict[str, np.ndarray]]:
+def _inputs(example: Example) -> tuple[list[str], list[onnx.ValueInfoProto]]:
     node_inputs: list[str] = []
     graph_inputs: list[onnx.ValueInfoProto] = []
-    feeds: dict[str, np.ndarray] = {}
     for formal in example.version.inputs:
         array = example.inputs.get(formal.name)
         if array is None:
@@ -78,10 +129,9 @@ def _inputs(example: Example) -> tuple[list[str], list[onnx.ValueInfoProto], dic
         node_inputs.append(formal.name)
         dims = [f"{formal.name}_d{k}" for k in range(array.ndim)]
         graph_inputs.append(helper.make_tensor_value_info(formal.name, from_numpy(array.dtype).elem_type, dims))
-        feeds[formal.name] = array
     while node_inputs and node_inputs[-1] == "":
         node_inputs.pop()
-    return node_inputs, graph_inputs, feeds
+    return node_inputs, graph_inputs
 
 
 def _attributes(example: Example) -> dict[str, object]:

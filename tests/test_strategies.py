@@ -111,3 +111,31 @@ def test_constant_of_shape_draws_empty_shapes_zero_dims_and_extremes():
 
 def test_every_covered_op_has_a_strategy():
     assert set(strategies.STRATEGIES) == set(covered_ops())
+
+
+def test_shrinking_a_planted_predicate_ends_at_a_small_case():
+    # "Fails" whenever a negative step meets an axis longer than 1: the smallest such case has 2
+    # elements and one negative step, whatever the search met first.
+    def fails(example):
+        steps = example.inputs.get("steps")
+        axes = example.inputs.get("axes")
+        if steps is None:
+            return False
+        shape = example.inputs["data"].shape
+        named = range(len(steps)) if axes is None else [int(a) % len(shape) for a in axes]
+        return any(int(s) < 0 and shape[a] > 1 for s, a in zip(steps, named))
+
+    minimal = strategies.shrink(version_in_force("Slice", 13), {"T": "float", "Tind": "int64"}, 20, 0, fails, seconds=20)
+    assert minimal is not None and fails(minimal)
+    assert minimal.inputs["data"].size == 2 and sum(int(s) < 0 for s in minimal.inputs["steps"]) == 1
+
+
+def test_a_failure_only_the_run_met_is_still_reached_and_kept():
+    # A predicate true for one drawn case only: a fresh search cannot meet it, so shrinking falls
+    # back to replaying the run's own search, which reaches that very case.
+    group = (version_in_force("Slice", 13), {"T": "float", "Tind": "int64"})
+    drawn = strategies.draw_group(*group, 20, seed=5)
+    target = ids_and_bytes([drawn[13]])[0][1:]
+
+    minimal = strategies.shrink(*group, 20, 5, lambda e: ids_and_bytes([e])[0][1:] == target, seconds=2)
+    assert minimal is not None and ids_and_bytes([minimal])[0][1:] == target

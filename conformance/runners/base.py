@@ -48,7 +48,7 @@ class Runner(Protocol):
 class SessionCache:
     """Sessions keyed by model bytes, least recently used dropped first; failures are cached too."""
 
-    def __init__(self, create: Callable[[BuiltModel], Any], size: int = 256) -> None:
+    def __init__(self, create: Callable[[BuiltModel], Any], size: int = 2048) -> None:
         self._create = create
         self._size = size
         self._items: OrderedDict[bytes, tuple[Any, Exception | None]] = OrderedDict()

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import multiprocessing
 import signal
+from functools import lru_cache
 from multiprocessing.connection import Connection
 
 import onnx
@@ -21,7 +22,13 @@ from .lifetime import serve
 
 def _serve(spec: RunnerSpec, connection: Connection) -> None:
     runner = spec.make()
-    serve(connection, lambda request: runner.run(BuiltModel(onnx.load_from_string(request[0]), *request)))
+    serve(connection, lambda request: runner.run(BuiltModel(_parsed(request[0]), *request)))
+
+
+@lru_cache(maxsize=2048)
+def _parsed(data: bytes) -> onnx.ModelProto:
+    """Parsed once per distinct model: most cases share their model with many others."""
+    return onnx.load_from_string(data)
 
 
 def death(exitcode: int | None) -> str:

@@ -9,12 +9,13 @@ from __future__ import annotations
 import ctypes
 import re
 import tempfile
+from functools import cache
 from pathlib import Path
 
 import numpy as np
 from onnx import numpy_helper
 
-from ..dtypes import canonical_name, dtype, from_numpy
+from ..dtypes import canonical_name, dtype, from_elem_type, from_numpy
 from ..errors import UnavailableError
 from ..model import BuiltModel
 from .base import RunOutput, SessionCache, first_line
@@ -77,7 +78,7 @@ class OnnxRuntimeRunner:
         self._checked_fallback: dict[bytes, str | None] = {}  # per model: None, or the fallback message
         # onnxruntime refuses a type it has not registered the same way for every model, and the
         # refusal is slow; remembering it per type keeps such runs fast without changing verdicts.
-        self._unregistered: dict[str, RunOutput] = {}
+        self._unregistered: dict[int, RunOutput] = {}  # by ONNX element type
 
     def describe(self) -> dict:
         return {"name": self.name, "version": self._ort.__version__, "provider": self.execution_provider,
@@ -91,7 +92,7 @@ class OnnxRuntimeRunner:
         return self._ort.InferenceSession(built.data, options, providers=[self.execution_provider])
 
     def run(self, built: BuiltModel) -> RunOutput:
-        known_refusal = next((self._unregistered[t] for t in _tensor_types(built) if t in self._unregistered), None)
+        known_refusal = next((self._unregistered[t] for t in built.elem_types if t in self._unregistered), None)
         if known_refusal is not None:
             return known_refusal
         session, error = self._sessions.get(built)
@@ -99,10 +100,10 @@ class OnnxRuntimeRunner:
             outcome = _classified(error)
             match = UNREGISTERED_TYPE.search(str(error))
             if match:
-                self._unregistered[match.group(1)] = outcome
+                self._unregistered[dtype(canonical_name(match.group(1))).elem_type] = outcome
             return outcome
         try:
-            if all(dtype(canonical_name(t)).is_numpy_native for t in _tensor_types(built)):
+            if _all_numpy_native(built.elem_types):
                 outputs = tuple(session.run(None, built.feeds))
             else:
                 feeds = {name: self._feed(array) for name, array in built.feeds.items()}
@@ -133,15 +134,10 @@ class OnnxRuntimeRunner:
         return value
 
 
-def _tensor_types(built: BuiltModel) -> set[str]:
-    graph = built.model.graph
-    return {f"tensor({dtype_for(v.type.tensor_type.elem_type)})" for v in [*graph.input, *graph.output]}
-
-
-def dtype_for(elem_type: int) -> str:
-    from ..dtypes import from_elem_type
-
-    return from_elem_type(elem_type).name
+@cache
+def _all_numpy_native(elem_types: frozenset[int]) -> bool:
+    """Whether numpy can hand every one of these element types to onnxruntime directly."""
+    return all(from_elem_type(t).is_numpy_native for t in elem_types)
 
 
 def _classified(error: Exception) -> RunOutput:

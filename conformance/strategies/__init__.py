@@ -5,6 +5,10 @@ names, so the same seed gives the same cases, in the same order, with the same i
 dtype to one version does not move the cases of any other group. No example database is used: the
 seed alone reproduces a run. Shrinking replays the same seeded search with a test that fails
 where the runtime failed, so hypothesis reaches the same failure and then minimises it.
+
+Each hypothesis test call draws a batch of BATCH cases (the first call, hypothesis's simplest,
+gives one): hypothesis's own cost per call is several times that of drawing one case. Shrinking works on the batch too (the cases that do not fail
+shrink to the simplest ones on the way), and keeps its first failing case.
 """
 
 from __future__ import annotations
@@ -23,12 +27,14 @@ from ..reference import for_op
 from ..registry import OpVersion
 from . import clip, constant_of_shape, slice
 
-STRATEGIES: dict[str, Callable[[OpVersion, dict[str, str]], st.SearchStrategy[Example]]] = {
-    "Clip": clip.examples,
-    "ConstantOfShape": constant_of_shape.examples,
-    "Slice": slice.examples,
+# One case of an op version and type binding, drawn with hypothesis's `draw`.
+STRATEGIES: dict[str, Callable[..., Example]] = {
+    "Clip": clip.example,
+    "ConstantOfShape": constant_of_shape.example,
+    "Slice": slice.example,
 }
 DEFAULT_EXAMPLES = 20
+BATCH = 10
 SHRINK_SECONDS = 3.0
 NAME = "hypothesis-{:04d}"
 
@@ -59,22 +65,40 @@ def group_seed(seed: int, version: OpVersion, binding: dict[str, str]) -> int:
     return stable_seed(seed, version.label, *sorted(binding.items()))
 
 
-def strategy_for(version: OpVersion, binding: dict[str, str]) -> st.SearchStrategy[Example]:
-    return STRATEGIES[version.op](version, binding)
+@st.composite
+def _batches(draw, version: OpVersion, binding: dict[str, str], size: int) -> list[Example]:
+    one = STRATEGIES[version.op]
+    return [one(draw, version, binding) for _ in range(size)]
+
+
+def strategy_for(version: OpVersion, binding: dict[str, str], size: int = 1) -> st.SearchStrategy[list[Example]]:
+    """Batches of `size` cases of one version and type binding."""
+    return _batches(version, binding, size)
+
+
+def _calls(count: int) -> tuple[int, int]:
+    """(test calls, batch size) to draw `count` cases.
+
+    Hypothesis's first call is its simplest choice sequence, so its whole batch is one case over
+    and over: it gives one case, and the other calls give `size` each.
+    """
+    size = min(BATCH, max(count - 1, 1))
+    return 1 + -(-(count - 1) // size), size
 
 
 def draw_group(version: OpVersion, binding: dict[str, str], count: int, seed: int) -> list[Example]:
     """`count` examples (fewer if hypothesis exhausts the space) for one version and type binding."""
     drawn: list[Example] = []
+    calls, size = _calls(count)
 
     @hypothesis_seed(group_seed(seed, version, binding))
-    @_settings(count, (Phase.generate,))
-    @given(strategy_for(version, binding))
-    def collect(example: Example) -> None:
-        drawn.append(example)
+    @_settings(calls, (Phase.generate,))
+    @given(strategy_for(version, binding, size))
+    def collect(batch: list[Example]) -> None:
+        drawn.extend(batch if drawn else batch[:1])
 
     collect()
-    return [_named(e, i, seed) for i, e in enumerate(drawn)]
+    return [_named(e, i, seed) for i, e in enumerate(drawn[:count])]
 
 
 def _named(example: Example, index: int, seed: int) -> Example:
@@ -93,32 +117,51 @@ def generate(versions: list[OpVersion], count: int, seed: int, dtypes: tuple[str
     return [e for v in versions for b in bindings(v, dtypes) for e in draw_group(v, b, count, seed)]
 
 
+FRESH_SEARCH = 200  # single cases tried before falling back to replaying the run's batches
+
+
 def shrink(
     version: OpVersion, binding: dict[str, str], count: int, seed: int, fails: Callable[[Example], bool],
     seconds: float = SHRINK_SECONDS,
 ) -> Example | None:
-    """The smallest example hypothesis finds for which `fails` is true, replaying the seeded search.
+    """A small example of the group for which `fails` is true, as hypothesis shrinks it.
 
-    After `seconds` the search stops and the smallest failure seen so far is kept (hypothesis only
-    tries candidates smaller than its current best).
+    Hypothesis shrinks a single case far faster than a batch, so a fresh seeded search of single
+    cases comes first; if it meets no failure, the run's own batched search is replayed, which is
+    sure to reach the failure the run saw. After `seconds` the search stops and the smallest
+    failure seen so far is kept (hypothesis only tries candidates smaller than its current best).
     """
-    failing: list[Example] = []
     deadline = time.monotonic() + seconds
+    found = _search_and_shrink(version, binding, stable_seed("shrink", group_seed(seed, version, binding)),
+                               FRESH_SEARCH, 1, fails, deadline)
+    if found is None:
+        calls, size = _calls(count)
+        found = _search_and_shrink(version, binding, group_seed(seed, version, binding), calls, size, fails, deadline)
+    return dataclasses.replace(found, name="hypothesis-minimal", source="hypothesis:shrunk") if found else None
 
-    @hypothesis_seed(group_seed(seed, version, binding))
-    @_settings(count, (Phase.generate, Phase.shrink))
-    @given(strategy_for(version, binding))
-    def check(example: Example) -> None:
+
+def _search_and_shrink(version: OpVersion, binding: dict[str, str], search_seed: int, calls: int, size: int,
+                       fails: Callable[[Example], bool], deadline: float) -> Example | None:
+    failing: list[Example] = []
+    position: list[int] = []  # where in its batch the first failure was
+
+    @hypothesis_seed(search_seed)
+    @_settings(calls, (Phase.generate, Phase.shrink))
+    @given(strategy_for(version, binding, size))
+    def check(batch: list[Example]) -> None:
         if failing and time.monotonic() > deadline:
             raise _OutOfTime()
-        if fails(example):
-            failing.append(example)
-            raise _Failed()
+        # Until the first failure every case is tried; from then on only the failing position,
+        # so the other cases of the batch are shrunk away without being run.
+        candidates = [batch[position[0]]] if position else batch
+        for index, example in enumerate(candidates):
+            if fails(example):
+                position[:] = position or [index]
+                failing.append(example)
+                raise _Failed()
 
     try:
         check()
     except (_Failed, _OutOfTime, HypothesisException):
         pass  # _Failed: hypothesis replayed its minimal example last
-    if not failing:
-        return None
-    return dataclasses.replace(failing[-1], name="hypothesis-minimal", source="hypothesis:shrunk")
+    return failing[-1] if failing else None

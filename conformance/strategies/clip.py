@@ -3,51 +3,49 @@
 from __future__ import annotations
 
 import numpy as np
-from hypothesis import strategies as st
 
 from ..case import Example
-from ..dtypes import dtype
+from ..dtypes import DType, dtype
 from ..registry import OpVersion
-from .common import arrays, invalid_share, neighbours, scalars, shapes
+from .common import array, integers, invalid_share, neighbours, pick, scalar, shape
 
-BOUND_MODES_INPUTS = ("present", "present", "absent", "empty")
-BOUND_MODES_ATTRIBUTES = ("present", "present", "absent")
+# How a bound is given; the first is where shrinking ends (no bound at all).
+ABSENT, ANY_VALUE, AN_INPUT_VALUE, BESIDE_AN_INPUT_VALUE, EMPTY_NAME = "absent", "any", "input", "beside", "empty"
+BOUND_KINDS = (ABSENT, ANY_VALUE, AN_INPUT_VALUE, BESIDE_AN_INPUT_VALUE)
 
 
-def _bound_value(draw, dt, x: np.ndarray):
-    """A bound equal to an input value, just beside one, or any value of the dtype."""
+def _bound_value(draw, kind: str, dt: DType, x: np.ndarray):
+    """A bound of `dt`: any value, equal to an input value, or just beside one."""
     flat = x.reshape(-1)
-    choices = [scalars(dt)]
-    if flat.size:
-        picked = flat[draw(st.integers(0, flat.size - 1))]
-        choices.append(st.just(picked.item() if dt.kind != "float" else float(picked)))
-        near = neighbours(dt, picked)
-        if near:
-            choices.append(st.sampled_from(near))
-    return draw(st.one_of(choices))
+    if kind == ANY_VALUE or not flat.size:
+        return scalar(draw, dt)
+    picked = flat[draw(integers(0, flat.size - 1))]
+    near = neighbours(dt, picked) if kind == BESIDE_AN_INPUT_VALUE else []
+    if near:
+        return pick(draw, near)
+    return picked.item() if dt.kind != "float" else float(picked)
 
 
-@st.composite
-def examples(draw, version: OpVersion, binding: dict[str, str]) -> Example:
+def example(draw, version: OpVersion, binding: dict[str, str]) -> Example:
     dt = dtype(binding["T"])
-    x = draw(arrays(dt, draw(shapes())))
+    x = array(draw, dt, shape(draw))
     as_inputs = version.input("min") is not None
     inputs: dict = {"input": x}
     attributes: dict = {}
-    invalid = as_inputs and draw(invalid_share())
+    invalid = as_inputs and invalid_share(draw)
     for side in ("min", "max"):
-        modes = BOUND_MODES_INPUTS if as_inputs and side == "min" else BOUND_MODES_INPUTS[:3] if as_inputs else BOUND_MODES_ATTRIBUTES
-        mode = draw(st.sampled_from(modes))
-        if mode == "absent":
+        # An empty name is only meaningful before another input, so only `min` can be one.
+        kind = pick(draw, BOUND_KINDS + ((EMPTY_NAME,) if as_inputs and side == "min" else ()))
+        if kind == ABSENT:
             continue
-        if mode == "empty":
+        if kind == EMPTY_NAME:
             inputs[side] = None
             continue
-        value = _bound_value(draw, dt, x)
+        value = _bound_value(draw, kind, dt, x)
         if as_inputs:
             bound = np.array(value).astype(dt.np_dtype) if dt.kind == "float" else np.array(value, dtype=dt.np_dtype)
             if invalid:
-                bound = np.repeat(bound.reshape(1), draw(st.integers(1, 2)))
+                bound = np.repeat(bound.reshape(1), draw(integers(1, 2)))
                 invalid = False
             inputs[side] = bound
         else:

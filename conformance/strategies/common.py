@@ -1,9 +1,15 @@
-"""Strategies every op shares: shapes, boundary-weighted values of any dtype, index values.
+"""What every op's strategy shares: shapes, boundary-weighted values of any dtype, index values.
 
 Half of all drawn scalars come from the dtype's boundaries (its extremes, the integers around
 2**24, 2**31, 2**53, 2**63, NaN, +-inf, -0.0, subnormals), which is where runtimes break; the
 rest spread over the dtype's whole range. Which boundaries exist is read from the dtype registry,
 so a dtype added by a new op version is covered without a list to edit.
+
+The helpers are plain functions of hypothesis's `draw`, each costing as few choices as it can
+(one for a dim or an index, two for a scalar), and every strategy they draw from is built once:
+hypothesis's time per case grows with the choices and the new strategy objects a case needs, and
+a conformance run draws tens of thousands of cases. Every helper shrinks toward its simplest
+value (a dim of 1, index 0, the value 0, no bound), so a shrunk failure reads well.
 """
 
 from __future__ import annotations
@@ -20,11 +26,7 @@ from ..values import pack
 # Side-length caps per rank keep every tensor at 64 elements or fewer.
 MAX_SIDE = {0: 0, 1: 8, 2: 8, 3: 4, 4: 2, 5: 2, 6: 2}
 INTEGER_LANDMARKS = [2**24, 2**31, 2**32, 2**53, 2**63, 2**64]
-
-
-# hypothesis prefers the simplest choice (0, the first option); testing against a value in the
-# middle of a range gives that choice its intended share instead.
-ONE_IN_TEN = st.integers(0, 9).map(lambda n: n == 7)
+WIDE = 2**32  # draws "from a wide range" are taken modulo what they choose among
 
 
 @cache
@@ -33,22 +35,44 @@ def integers(low: int, high: int) -> st.SearchStrategy[int]:
     return st.integers(low, high)
 
 
-@st.composite
-def _dims(draw, max_side: int) -> int:
-    return 0 if draw(ONE_IN_TEN) else draw(integers(1, max(max_side, 1)))
+def one_in(draw, n: int) -> bool:
+    """True about one draw in `n`; shrinks to False. (The middle value, not 0: 0 is where
+    hypothesis starts and shrinks to, and would be drawn more often than its share.)"""
+    return draw(integers(0, n - 1)) == n // 2
 
 
-@cache
-def dims(max_side: int) -> st.SearchStrategy[int]:
-    """A dimension: zero about one time in ten (an empty tensor), else 1..max_side."""
-    return _dims(max_side)
+def pick(draw, options: tuple | list):
+    """One of `options`, each about equally likely; shrinks toward the first."""
+    return options[draw(integers(0, len(options) - 1))]
 
 
-@st.composite
-def shapes(draw, min_rank: int = 0, max_rank: int = 6) -> tuple[int, ...]:
-    """Shapes of rank min_rank..max_rank, zero-size dims included, at most 64 elements."""
+def dim(draw, max_side: int) -> int:
+    """A dimension from one draw: zero about one time in ten (an empty tensor), else 1..max_side."""
+    side = max(max_side, 1)
+    n = draw(integers(0, 10 * side - 1))
+    return 0 if n >= 9 * side else 1 + n % side
+
+
+def shape(draw, min_rank: int = 0, max_rank: int = 6) -> tuple[int, ...]:
+    """A shape of rank min_rank..max_rank, zero-size dims included, at most 64 elements."""
     rank = draw(integers(min_rank, max_rank))
-    return tuple(draw(dims(MAX_SIDE[rank])) for _ in range(rank))
+    return tuple(dim(draw, MAX_SIDE[rank]) for _ in range(rank))
+
+
+def flags(draw, count: int) -> list[bool]:
+    """`count` independent yes/no choices from one draw; shrinks to all False."""
+    mask = draw(integers(0, 2**count - 1))
+    return [bool(mask >> k & 1) for k in range(count)]
+
+
+def permutation(draw, size: int) -> list[int]:
+    """A permutation of range(size) from one draw (a Lehmer code); shrinks to the identity."""
+    code = draw(integers(0, math.factorial(size) - 1))
+    remaining, chosen = list(range(size)), []
+    for position in range(size, 0, -1):
+        index, code = divmod(code, math.factorial(position - 1))
+        chosen.append(remaining.pop(index))
+    return chosen
 
 
 @cache
@@ -100,7 +124,7 @@ def _same_float(a: float, b: float) -> bool:
 
 @cache
 def ordinary_values(dt: DType) -> st.SearchStrategy:
-    """Values spread over the whole range of `dt`."""
+    """Values spread over the whole range of `dt` (floats as doubles, rounded by `scalar`)."""
     if dt.kind == "bool":
         return st.booleans()
     if dt.kind == "string":
@@ -110,59 +134,72 @@ def ordinary_values(dt: DType) -> st.SearchStrategy:
     if dt.kind in ("int", "uint"):
         return st.integers(dt.lowest, dt.max)
     top = float(dt.max)
-    return st.floats(-top if dt.name != "float8e8m0" else float(dt.lowest), top, allow_nan=False).map(
-        lambda v: float(np.array(v).astype(dt.np_dtype).astype(np.float64))
-    )
+    return st.floats(-top if dt.name != "float8e8m0" else float(dt.lowest), top, allow_nan=False)
 
 
-@cache
-def evenly(values: tuple) -> st.SearchStrategy:
-    """One of `values`, each about equally likely (`sampled_from` favours the first ones),
-    still shrinking toward the first."""
-    return st.integers(0, 2**32 - 1).map(lambda i: values[i % len(values)])
+def scalar(draw, dt: DType):
+    """Half boundaries, half ordinary values, as a Python value `dt` holds exactly.
 
-
-@cache
-def scalars(dt: DType) -> st.SearchStrategy:
-    """Half boundaries, half ordinary values."""
-    return st.one_of(evenly(boundary_values(dt)), ordinary_values(dt))
-
-
-# Up to this many elements hypothesis draws each one (and can shrink each); beyond it hypothesis
-# draws a seed and a few planted values, and a numpy Generator fills the rest.
-ELEMENTWISE_LIMIT = 8
-PLANTED = 4
-
-
-@st.composite
-def arrays(draw, dt: DType, shape: tuple[int, ...]) -> np.ndarray:
-    """An array of `dt` and `shape`.
-
-    Small arrays: each element drawn by `scalars`. Larger ones: about one time in four a sweep
-    through the dtype's boundary values from a drawn offset; otherwise a bulk fill from a numpy
-    Generator seeded by a drawn integer (half boundary values, half anything the dtype holds),
-    with a few hypothesis-drawn values planted at drawn positions. Hypothesis stays in charge of
-    everything it can shrink; the bulk costs numpy time, not hypothesis draws.
+    A boundary value costs one draw (its parity says "boundary"), an ordinary value two.
     """
-    count = math.prod(shape)
+    n = draw(integers(0, WIDE - 1))
+    if n % 2 == 0:
+        boundaries = boundary_values(dt)
+        return boundaries[(n // 2) % len(boundaries)]
+    value = draw(ordinary_values(dt))
+    if dt.kind == "float":
+        return float(np.array(value).astype(dt.np_dtype).astype(np.float64))
+    return value
+
+
+# Up to this many elements each one is drawn (and shrunk) on its own; a larger array is a fill
+# recipe, a seed and a few planted values.
+ELEMENTWISE_LIMIT = 4
+PLANTED = 3
+FILLS = ("counting", "boundary sweep", "seeded bulk")
+
+
+def array(draw, dt: DType, dims: tuple[int, ...]) -> np.ndarray:
+    """An array of `dt` and shape `dims`.
+
+    Small arrays: each element a `scalar`. Larger ones: a fill, then up to PLANTED drawn scalars
+    at drawn positions. The fills: counting 0, 1, 2... (distinct values, so a wrong index shows;
+    the simplest, where shrinking ends), a sweep through the dtype's boundary values from a drawn
+    offset, or a bulk fill from a numpy Generator seeded by a drawn integer (half boundary values,
+    half anything the dtype holds). Hypothesis keeps everything it can shrink; the bulk costs
+    numpy time, not hypothesis draws.
+    """
+    count = math.prod(dims)
     if count <= ELEMENTWISE_LIMIT:
-        return pack(draw(_fixed_lists(dt, count)), dt).reshape(shape)
-    boundaries = boundary_values(dt)
-    if draw(ONE_IN_FOUR):
-        offset = draw(integers(0, len(boundaries) - 1))
-        return pack([boundaries[(offset + i) % len(boundaries)] for i in range(count)], dt).reshape(shape)
-    flat = bulk_fill(dt, count, draw(integers(0, 2**32 - 1)))
-    for _ in range(draw(integers(0, PLANTED))):
-        flat[draw(integers(0, count - 1))] = pack([draw(scalars(dt))], dt)[0]
-    return flat.reshape(shape)
+        return pack([scalar(draw, dt) for _ in range(count)], dt).reshape(dims)
+    recipe = draw(integers(0, len(FILLS) * (PLANTED + 1) - 1))
+    fill, planted = FILLS[recipe % len(FILLS)], recipe // len(FILLS)
+    flat = _filled(dt, count, fill, draw(integers(0, WIDE - 1)) if fill != "counting" else 0)
+    for _ in range(planted):
+        flat[draw(integers(0, count - 1))] = pack([scalar(draw, dt)], dt)[0]
+    return flat.reshape(dims)
 
 
-ONE_IN_FOUR = st.integers(0, 3).map(lambda n: n == 2)
+def _filled(dt: DType, count: int, fill: str, seed: int) -> np.ndarray:
+    if fill == "counting":
+        return counting(dt, count)
+    if fill == "boundary sweep":
+        boundaries = boundary_values(dt)
+        return pack([boundaries[(seed + i) % len(boundaries)] for i in range(count)], dt)
+    return bulk_fill(dt, count, seed)
 
 
-@cache
-def _fixed_lists(dt: DType, count: int) -> st.SearchStrategy[list]:
-    return st.lists(scalars(dt), min_size=count, max_size=count)
+def counting(dt: DType, count: int) -> np.ndarray:
+    """0, 1, 2, ... in `dt` (wrapping where the dtype is narrow; "0", "1"... for strings)."""
+    if dt.kind == "string":
+        return pack([str(i) for i in range(count)], dt)
+    if dt.kind == "bool":
+        return (np.arange(count) % 2).astype(bool)
+    if dt.kind in ("int", "uint"):
+        span = dt.max - max(dt.lowest, 0) + 1
+        return pack([max(dt.lowest, 0) + i % span for i in range(count)], dt)
+    values = np.arange(count, dtype=np.float64)
+    return values.astype(dt.np_dtype) if dt.is_numpy_native else pack(values.tolist(), dt)
 
 
 def bulk_fill(dt: DType, count: int, seed: int) -> np.ndarray:
@@ -210,30 +247,31 @@ def neighbours(dt: DType, value) -> list:
     return found
 
 
-@cache
-def index_values(dim: int, index_dtype: DType) -> st.SearchStrategy:
-    """starts/ends for an axis of size `dim`: in range, negative, beyond +-dim, INT_MAX/INT_MIN."""
-    options = [st.integers(0, dim), st.integers(dim + 1, dim + 10), st.integers(-dim - 10, -dim - 1),
-               st.sampled_from((index_dtype.max, index_dtype.lowest))]
-    if dim > 0:
-        options.append(st.integers(-dim, -1))
-    return st.one_of(options)
+def _ranges(*ranges: tuple[int, int]) -> tuple[tuple[int, int], ...]:
+    return tuple((low, high) for low, high in ranges if low <= high)
 
 
-@cache
-def step_values(dim: int, index_dtype: DType) -> st.SearchStrategy:
-    """Steps of both signs, |step| beyond dim, and the extremes of the index type (never 0)."""
-    return st.one_of(
-        st.sampled_from((1, -1, 2, -2)),
-        st.integers(1, dim + 3),
-        st.integers(-dim - 3, -1),
-        st.sampled_from((index_dtype.max, index_dtype.lowest)),
-    )
+def _from_ranges(draw, ranges: tuple[tuple[int, int], ...]) -> int:
+    """One draw: a range (about equally likely), then a value in it; shrinks to the first range's low."""
+    n = draw(integers(0, WIDE - 1))
+    low, high = ranges[n % len(ranges)]
+    return low + (n // len(ranges)) % (high - low + 1)
 
 
-ONE_IN_TWENTY = st.integers(0, 19).map(lambda n: n == 13)
+def index_value(draw, dim_size: int, index_dtype: DType) -> int:
+    """A start or end for an axis of `dim_size`, from one draw: in range, negative, beyond +-dim,
+    or INT_MAX/INT_MIN of the index dtype."""
+    return _from_ranges(draw, _ranges((0, dim_size), (-dim_size, -1), (dim_size + 1, dim_size + 10),
+                                      (-dim_size - 10, -dim_size - 1), (index_dtype.max, index_dtype.max),
+                                      (index_dtype.lowest, index_dtype.lowest)))
 
 
-def invalid_share() -> st.SearchStrategy:
+def step_value(draw, dim_size: int, index_dtype: DType) -> int:
+    """A step from one draw: both signs, |step| beyond dim, the extremes of the index type; never 0."""
+    return _from_ranges(draw, _ranges((1, 2), (-2, -1), (1, dim_size + 3), (-dim_size - 3, -1),
+                                      (index_dtype.max, index_dtype.max), (index_dtype.lowest, index_dtype.lowest)))
+
+
+def invalid_share(draw) -> bool:
     """True for about one draw in twenty: the share of deliberately invalid cases."""
-    return ONE_IN_TWENTY
+    return one_in(draw, 20)

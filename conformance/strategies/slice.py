@@ -6,33 +6,32 @@ mismatched lengths)."""
 from __future__ import annotations
 
 import numpy as np
-from hypothesis import strategies as st
 
 from ..case import Example
 from ..dtypes import dtype
 from ..registry import OpVersion
-from .common import arrays, index_values, invalid_share, shapes, step_values
+from .common import array, flags, index_value, integers, invalid_share, permutation, pick, shape, step_value
 
 INVALID_KINDS = ("steps-zero", "axis-out-of-range", "repeated-axes", "length-mismatch")
 
 
-@st.composite
-def examples(draw, version: OpVersion, binding: dict[str, str]) -> Example:
+def example(draw, version: OpVersion, binding: dict[str, str]) -> Example:
     dt = dtype(binding["T"])
     index = dtype(binding.get("Tind", "int64"))
     has_steps = version.input("steps") is not None
     negative_axes = version.since_version >= 11
-    shape = draw(shapes(min_rank=1))
-    data = draw(arrays(dt, shape))
-    rank = len(shape)
-    count = draw(st.integers(1, rank))
-    axes = draw(st.permutations(range(rank)))[:count]
-    starts = [draw(index_values(shape[a], index)) for a in axes]
-    ends = [draw(index_values(shape[a], index)) for a in axes]
-    steps = [draw(step_values(shape[a], index)) for a in axes] if has_steps and draw(st.booleans()) else None
-    written_axes = [a - rank if negative_axes and draw(st.booleans()) else a for a in axes]
-    omit_axes = axes == list(range(count)) and draw(st.booleans())
-    if draw(invalid_share()):
+    dims = shape(draw, min_rank=1)
+    data = array(draw, dt, dims)
+    rank = len(dims)
+    count = draw(integers(1, rank))
+    axes = permutation(draw, rank)[:count]
+    starts = [index_value(draw, dims[a], index) for a in axes]
+    ends = [index_value(draw, dims[a], index) for a in axes]
+    steps = [step_value(draw, dims[a], index) for a in axes] if has_steps and draw(integers(0, 1)) else None
+    negative = flags(draw, count) if negative_axes else [False] * count
+    written_axes = [a - rank if flip else a for a, flip in zip(axes, negative)]
+    omit_axes = axes == list(range(count)) and draw(integers(0, 1)) == 1
+    if invalid_share(draw):
         written_axes, starts, ends, steps = _make_invalid(draw, version, rank, written_axes, starts, ends, steps)
         omit_axes = False
     params = {"starts": starts, "ends": ends, "axes": None if omit_axes else written_axes, "steps": steps}
@@ -42,13 +41,13 @@ def examples(draw, version: OpVersion, binding: dict[str, str]) -> Example:
 
 def _make_invalid(draw, version, rank, axes, starts, ends, steps):
     kinds = [k for k in INVALID_KINDS if k != "steps-zero" or version.input("steps") is not None]
-    kind = draw(st.sampled_from(kinds))
+    kind = pick(draw, kinds)
     if kind == "steps-zero":
         steps = list(steps or [1] * len(starts))
-        steps[draw(st.integers(0, len(steps) - 1))] = 0
+        steps[draw(integers(0, len(steps) - 1))] = 0
     elif kind == "axis-out-of-range":
         axes = list(axes)
-        axes[0] = draw(st.sampled_from((rank, rank + 3, -rank - 1) if version.since_version >= 11 else (rank, rank + 3)))
+        axes[0] = pick(draw, (rank, rank + 3, -rank - 1) if version.since_version >= 11 else (rank, rank + 3))
     elif kind == "repeated-axes":
         axes, starts, ends = list(axes) + [axes[0]], starts + [starts[0]], ends + [ends[0]]
         steps = steps + [steps[0]] if steps else None
