@@ -68,7 +68,13 @@ def run_parallel(units: list[WorkUnit], options: RunOptions, spec: RunnerSpec, j
 
 def _serve(spec: RunnerSpec, isolate: bool, timeout: float, options: RunOptions, connection: Connection) -> None:
     runner = make_runner(spec.runner, spec.provider, spec.backend, spec.optimizations, isolate, timeout)
-    serve(connection, lambda request: (request[0], run_examples(examples_of(request[1], options), runner, options)))
+    if isolate:
+        runner.start()  # the runtime's worker starts while the first unit is drawn
+    try:
+        serve(connection, lambda request: (request[0], run_examples(examples_of(request[1], options), runner, options)))
+    finally:
+        if isolate:
+            runner.close()
 
 
 class _Worker:
@@ -98,13 +104,19 @@ class _Worker:
         return None
 
     def stop(self, kill: bool) -> None:
+        self.ask_to_stop(kill)
+        self.wait()
+
+    def ask_to_stop(self, kill: bool) -> None:
         if kill:
             self.process.kill()
-        else:
-            try:
-                self.connection.send(None)
-            except OSError:
-                pass
+            return
+        try:
+            self.connection.send(None)
+        except OSError:
+            pass
+
+    def wait(self) -> None:
         self.process.join(5)
         self.connection.close()
 
@@ -154,5 +166,9 @@ class _Pool:
         return dead.position, rescue(units[dead.position])
 
     def close(self, kill: bool) -> None:
+        # Every worker is told first, then waited for: they wind down (and close their own
+        # runtime workers) at the same time.
         for worker in self._workers:
-            worker.stop(kill)
+            worker.ask_to_stop(kill)
+        for worker in self._workers:
+            worker.wait()

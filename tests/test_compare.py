@@ -1,11 +1,22 @@
-"""Comparison rules and verdicts."""
+"""Comparison rules and verdicts, and how the report writes values."""
+
+import json
 
 import ml_dtypes
 import numpy as np
+import pytest
 
 from conformance.compare import AMBIGUOUS, FAIL, LENIENT, PASS, UNSUPPORTED, judge, mismatch
 from conformance.reference.base import Expected, Invalid, Reading, readings, single
 from conformance.runners.base import RunOutput
+from conformance.dtypes import dtype
+from conformance.reference import covered_ops, for_op
+from conformance.registry import versions
+from conformance.report.json_report import _json_scalar, json_values
+from conformance.strategies.common import boundary_values, bulk_fill
+from conformance.values import pack
+
+EVERY_DTYPE = sorted({d for op in covered_ops() for v in versions(op) for d in v.allowed(for_op(op).dtype_param)})
 
 
 def f32(*values):
@@ -71,3 +82,11 @@ def test_identical_readings_collapse_into_a_plain_pass():
     expected = readings([Reading((f32(1),), "a"), Reading((f32(1),), "b")], "no difference here")
     assert len(expected.readings) == 1
     assert judge(expected, RunOutput(outputs=(f32(1),))).outcome == PASS
+
+
+@pytest.mark.parametrize("name", EVERY_DTYPE)
+def test_report_values_are_written_as_each_scalar_would_be(name):
+    # The whole-array path of the JSON report writes exactly what the per-element path writes.
+    dt = dtype(name)
+    values = np.concatenate([pack(list(boundary_values(dt)), dt), bulk_fill(dt, 200, seed=3)])
+    assert json.dumps(json_values(values)) == json.dumps([_json_scalar(v) for v in values])

@@ -17,6 +17,7 @@ import numpy as np
 import onnx
 
 from .. import __version__
+from ..dtypes import from_numpy
 from ..values import dtype_name, format_scalar
 from . import summary
 
@@ -28,11 +29,29 @@ def tensor(array: np.ndarray | None) -> dict | None:
         return None
     flat = array.reshape(-1)
     record: dict[str, Any] = {"dtype": dtype_name(array), "shape": list(array.shape)}
-    values = [_json_scalar(v) for v in flat[:MAX_ELEMENTS]]
+    values = json_values(flat[:MAX_ELEMENTS])
     record["data"] = values if array.ndim and flat.size <= MAX_ELEMENTS else (values[0] if array.ndim == 0 else values)
     if flat.size > MAX_ELEMENTS:
         record["truncated"] = True
     return record
+
+
+def json_values(flat: np.ndarray) -> list:
+    """The values of a flat array as `_json_scalar` writes them, a whole array at a time where the
+    dtype allows (every report holds thousands of arrays)."""
+    kind = from_numpy(flat.dtype).kind
+    if kind == "bool":
+        return flat.astype(bool).tolist()
+    if kind in ("int", "uint"):
+        return (flat if flat.dtype.kind in "iu" else flat.astype(np.int64)).tolist()
+    if kind == "float":
+        with np.errstate(invalid="ignore"):  # NaN of the narrow float types casts to NaN, as wanted
+            wide = flat.astype(np.float64)
+        values = wide.tolist()
+        for index in np.flatnonzero(~np.isfinite(wide) | ((wide == 0) & np.signbit(wide))).tolist():
+            values[index] = format_scalar(wide[index])
+        return values
+    return [_json_scalar(v) for v in flat]
 
 
 def _json_scalar(value: Any) -> Any:
@@ -125,4 +144,17 @@ def write_atomic(path: Path, text: str) -> None:
 
 
 def write(path: Path, doc: dict) -> None:
-    write_atomic(path, json.dumps(doc, indent=1, sort_keys=False, allow_nan=False) + "\n")
+    write_atomic(path, dumps(doc))
+
+
+def dumps(doc: dict) -> str:
+    """The report as text: the header indented, then one result per line.
+
+    A line per case reads well in a diff and with grep, and lets json use its C encoder for the
+    bulk of the file (it has none for indented output): a 5,000-case report takes a tenth of the time.
+    """
+    head = {key: value for key, value in doc.items() if key != "results"}
+    lines = ",\n".join(json.dumps(record, allow_nan=False) for record in doc.get("results", []))
+    text = json.dumps(head, indent=1, allow_nan=False)
+    return f'{text[:-2]},\n "results": [\n{lines}\n ]\n}}\n' if head else f'{{\n "results": [\n{lines}\n ]\n}}\n'
+

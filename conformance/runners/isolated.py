@@ -60,6 +60,11 @@ class IsolatedRunner:
     def replay_options(self) -> list[str]:
         return self._local.replay_options()
 
+    def start(self) -> None:
+        """Start the worker now rather than at the first case, so its start-up overlaps other work."""
+        if self._process is None:
+            self._start()
+
     def _start(self) -> None:
         parent, child = self._context.Pipe()
         self._process = self._context.Process(target=_serve, args=(self.spec, child), daemon=True)
@@ -78,8 +83,7 @@ class IsolatedRunner:
         return death(process.exitcode)
 
     def run(self, built: BuiltModel) -> RunOutput:
-        if self._process is None:
-            self._start()
+        self.start()
         try:
             self._connection.send((built.data, built.feeds))
             if not self._connection.poll(self.timeout):
