@@ -48,7 +48,10 @@ class Runner(Protocol):
 class SessionCache:
     """Sessions keyed by model bytes, least recently used dropped first; failures are cached too."""
 
-    def __init__(self, create: Callable[[BuiltModel], Any], size: int = 2048) -> None:
+    # A session of a single-node model holds ~40-100 KB; 512 of them per runtime worker keeps a
+    # default run (several workers) under 500 MB, and cases reuse the models of their group
+    # soon after each other, so a larger cache gains little.
+    def __init__(self, create: Callable[[BuiltModel], Any], size: int = 512) -> None:
         self._create = create
         self._size = size
         self._items: OrderedDict[bytes, tuple[Any, Exception | None]] = OrderedDict()
