@@ -45,6 +45,7 @@ SEED = typer.Option(0, "--seed", help="Hypothesis seed: the same seed gives the 
 NO_HYPOTHESIS = typer.Option(False, "--no-hypothesis", help="Only the YAML cases.")
 NO_YAML = typer.Option(False, "--no-yaml", help="Only the hypothesis cases.")
 CASES = typer.Option([], "--cases", help="Extra case files or folders.")
+ONLY_CASES = typer.Option([], "--only-cases", help="Use only these case files or folders (not the built-in ones).")
 TIMEOUT = typer.Option(10.0, "--timeout", min=0.1, help="Seconds a case may take before it is a timeout.")
 NO_ISOLATION = typer.Option(False, "--no-isolation", help="Run the runtime in this process (a crash ends the run).")
 REPORT_JSON = typer.Option(None, "--report-json", help="Where to write the JSON report.")
@@ -53,9 +54,10 @@ REPORT_JSON = typer.Option(None, "--report-json", help="Where to write the JSON 
 @app.command("list")
 def list_command(
     cases: List[Path] = CASES,
+    only_cases: List[Path] = ONLY_CASES,
 ) -> None:
     """Every covered op version, the dtypes its type constraints allow, and its YAML case count."""
-    counts = casefile.count_cases((casefile.BUILTIN_CASES, *cases))
+    counts = casefile.count_cases(_case_roots(cases, only_cases))
     table = Table(title="conform: covered operators")
     for column in ("op", "version", "dtypes", "cases"):
         table.add_column(column)
@@ -92,7 +94,7 @@ def run_command(
     timeout: float = TIMEOUT,
     no_isolation: bool = NO_ISOLATION,
     max_elements: int = typer.Option(10**8, "--max-elements", min=1, help="Refuse cases whose output would be larger."),
-    only_cases: List[Path] = typer.Option([], "--only-cases", help="Use only these case files or folders (not the built-in ones)."),
+    only_cases: List[Path] = ONLY_CASES,
     expect: Optional[Path] = typer.Option(None, "--expect", help="Expectations file: known deviations, each with a reason."),
     write_expect: Optional[Path] = typer.Option(None, "--write-expect", help="Write the current deviations as an expectations file."),
     strict: Optional[bool] = typer.Option(None, "--strict/--no-strict", help="xpass and stale expectations fail the run (default with --ci)."),
@@ -116,7 +118,7 @@ def run_command(
         dtypes=tuple(dtype(d).name for d in dtypes),
         case_ids=tuple(case),
         strict_zero=strict_zero,
-        case_roots=(casefile.BUILTIN_CASES, *cases),
+        case_roots=_case_roots(cases, only_cases),
         use_yaml=not no_yaml,
         use_hypothesis=not no_hypothesis,
         examples=examples,
@@ -127,8 +129,6 @@ def run_command(
         shard=parse_shard(shard),
     )
     expectations = load_expectations(expect) if expect else []
-    if only_cases:
-        options = dataclasses.replace(options, case_roots=tuple(only_cases))
     levels = _choice(optimizations, OPTIMIZATIONS, "--optimizations")
     runners = [make_runner(runner, provider, backend, level, isolate=not no_isolation, timeout=timeout) for level in levels]
     path = report_json or DEFAULT_REPORT_DIR / _default_report_name(options, bool(from_dirs))
@@ -173,6 +173,11 @@ def run_command(
         err.print(f"interrupted: the report holds the {len(results)} cases finished so far (complete: false)")
         raise typer.Exit(130)
     raise typer.Exit(exit_code(results, strict_validation, fail_on_unsupported, strict, len(stale)))
+
+
+def _case_roots(cases: list[Path], only_cases: list[Path]) -> tuple[Path, ...]:
+    """The case files a command reads: `--only-cases` alone, or the built-in ones plus `--cases`."""
+    return tuple(only_cases) if only_cases else (casefile.BUILTIN_CASES, *cases)
 
 
 def _check_golden_run_options(op: str | None, opset: int | None, mode: str, cases: list, only_cases: list) -> None:
@@ -320,7 +325,7 @@ def generate_command(
     cases: List[Path] = CASES,
     no_hypothesis: bool = NO_HYPOTHESIS,
     no_yaml: bool = NO_YAML,
-    only_cases: List[Path] = typer.Option([], "--only-cases", help="Use only these case files or folders (not the built-in ones)."),
+    only_cases: List[Path] = ONLY_CASES,
     include_ambiguous: bool = typer.Option(False, "--include-ambiguous", help="Also write cases whose spec reading is ambiguous."),
     force: bool = typer.Option(False, "--force", help="Replace test directories that already exist."),
 ) -> None:
@@ -330,11 +335,9 @@ def generate_command(
 
     options = RunOptions(
         op=for_op(op).op, opset=opset, dtypes=tuple(dtype(d).name for d in dtypes),
-        case_roots=(casefile.BUILTIN_CASES, *cases), use_yaml=not no_yaml, use_hypothesis=not no_hypothesis,
+        case_roots=_case_roots(cases, only_cases), use_yaml=not no_yaml, use_hypothesis=not no_hypothesis,
         examples=examples, seed=seed,
     )
-    if only_cases:
-        options = dataclasses.replace(options, case_roots=tuple(only_cases))
     manifest = generate(select_examples(options), GenerateOptions(out_dir, force, include_ambiguous, seed))
     written = sum(t["status"].startswith("written") for t in manifest["tests"])
     skipped = len(manifest["tests"]) - written

@@ -32,8 +32,11 @@ def test_crashes_and_hangs_cost_one_case_each_and_the_run_goes_on(conform):
     assert 2 <= hung["seconds"] < 6  # the hang sleeps 600 s: the worker is killed at the timeout
     others = [r for r in result.report["results"] if r["outcome"] not in ("crash", "timeout")]
     assert len(others) > 100 and sum(r["outcome"] == "pass" for r in others) > 100
+    # The crashy backend's rule, applied to what each case fed: starts[0] of -3 or -100 crash, 7 hangs.
+    first_start = [r["inputs"]["starts"]["data"][0] for r in result.report["results"]]
     summary = result.report["summary"]
-    assert summary["crash"] == 4 and summary["timeout"] == 2
+    assert summary["crash"] == sum(s in (-3, -100) for s in first_start) >= 4
+    assert summary["timeout"] == sum(s == 7 for s in first_start) >= 2
 
 
 def test_report_is_complete_when_the_last_case_crashes(conform):

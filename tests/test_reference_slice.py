@@ -123,3 +123,22 @@ def test_bfloat16_is_not_allowed_before_slice_13():
     ex = Example(version, "t", {"T": "bfloat16", "Tind": "int64"},
                  {"data": data, "starts": np.array([0]), "ends": np.array([1])}, {}, "test", "T")
     assert expected(ex).invalid.rule == "dtype-not-allowed"
+
+
+
+ROWS = np.arange(8, dtype=np.float32).reshape(8, 1)
+BEFORE_ZERO = {"starts": [-100], "ends": [-12], "axes": [0], "steps": [-3]}
+
+
+@pytest.mark.parametrize("opset", [10, 11, 12])
+def test_a_start_below_minus_dim_with_a_negative_step_has_two_readings_before_13(opset):
+    # Slice-10/11: "negative means from the end", "similar to numpy"; -100 + 8 is still before index 0.
+    # Clamped to 0 (as Slice-13 says) it keeps row 0; numpy selects nothing.
+    found = expected(slice_example(opset, data=ROWS, **BEFORE_ZERO))
+    assert sorted(r.outputs[0].tolist() for r in found.readings) == [[], [[0.0]]]
+    assert "Slice-13 clamps it to 0" in found.ambiguity
+
+
+def test_slice_13_clamps_a_start_below_minus_dim_to_0():
+    found = expected(slice_example(13, data=ROWS, **BEFORE_ZERO))
+    assert len(found.readings) == 1 and found.readings[0].outputs[0].tolist() == [[0.0]]

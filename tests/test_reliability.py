@@ -76,6 +76,16 @@ def test_only_cases_uses_nothing_else(conform, tmp_path):
     assert {r["case"] for r in result.report["results"]} == {"huge"}
 
 
+def test_list_with_only_cases_counts_nothing_else(conform, tmp_path):
+    cases = tmp_path / "huge.yaml"
+    cases.write_text(HUGE)
+    listed = conform("list", "--only-cases", str(cases)).stdout
+    counts = {tuple(cells[:2]): cells[-1] for line in listed.splitlines()
+              if len(cells := [c.strip() for c in line.strip("│┃ ").split("│")]) >= 4 and cells[1].isdigit()}
+    assert counts[("ConstantOfShape", "25")] == "1"
+    assert set(counts.values()) == {"0", "1"} and list(counts.values()).count("1") == 1
+
+
 def test_verify_follows_no_link_out_of_the_folder(conform, tmp_path):
     outside = tmp_path / "outside"
     conform("generate", "--op", "Slice", "--opset", "13", "--dtype", "float", "--no-hypothesis", "--out", str(outside))

@@ -54,3 +54,12 @@ def test_backend_runner_with_onnxruntime_backend_agrees_with_the_direct_runner()
 def test_backend_that_cannot_be_imported_is_unavailable():
     with pytest.raises(UnavailableError, match="cannot import no_such_module"):
         make_runner(backend="no_such_module")
+
+
+def test_an_op_version_onnx_reference_does_not_implement_is_unsupported(conform):
+    # onnx.reference has no Clip-1 ("No implementation for operator 'Clip' ... version 1"): that is
+    # the runtime saying it does not implement the version, not a wrong answer.
+    result = conform("run", "--op", "Clip", "--opset", "1", "--runner", "reference", "--no-hypothesis")
+    valid = [r for r in result.report["results"] if "invalid" not in r["expected"]]
+    assert valid and {r["outcome"] for r in valid} == {"unsupported"} and result.code == 0
+    assert all("No implementation for operator" in r["message"] for r in valid)

@@ -1,10 +1,13 @@
 """Reference for Slice (versions 1, 10, 11, 13), from the spec text in shared/spec.
 
-The index arithmetic follows Slice-13's text, the most precise of the four, which spells out what
-the earlier texts say in prose ("a value larger than n represents n", "negative means from the
-end"): negative starts/ends get dims[axis] added, then starts are clamped to [0, dims] for
-positive steps and [0, dims-1] for negative ones, ends to [0, dims] and [-1, dims-1]. All
-arithmetic is in Python integers, so INT_MIN + dims never wraps.
+The index arithmetic follows Slice-13's text, the most precise of the four: negative starts/ends
+get dims[axis] added, then starts are clamped to [0, dims] for positive steps and [0, dims-1] for
+negative ones, ends to [0, dims] and [-1, dims-1]. The earlier texts say it in prose ("a value
+larger than n represents n", "negative means from the end", "similar to numpy") and agree on every
+case but one: a start still below 0 after adding dims, with a negative step. Slice-13 clamps it to
+0 (the first element is kept); the earlier texts leave it undefined and numpy, which they point
+to, selects nothing. Before Slice-13 both readings are allowed. All arithmetic is in Python
+integers, so INT_MIN + dims never wraps.
 """
 
 from __future__ import annotations
@@ -20,14 +23,21 @@ AXES_NON_NEGATIVE = "axes: the Slice-1 and Slice-10 texts give no meaning to a n
 LENGTHS = "starts/ends (and axes, steps): 1-D tensors of the starting and ending indices of the corresponding axis in `axes`"
 REPEATED = "axes: Behavior is undefined if an axis is repeated. (Slice-13)"
 ONE_D = "starts/ends/axes/steps: 1-D tensor"
+START_BEFORE_ZERO = (
+    "a start below -dims with a negative step: Slice-13 clamps it to 0 and keeps the first element; "
+    "the Slice-10 and Slice-11 texts leave it undefined ('similar to numpy'), and numpy selects nothing"
+)
 DEFAULT_AXES = (
     "the Slice-10+ text says omitted axes are [0, ..., ndim-1], which does not match len(starts); "
     "reading them as [0, ..., len(starts)-1] (as Slice-1 says) is allowed, and so is a rejection"
 )
 
 
-def effective_indices(start: int, end: int, step: int, dim: int) -> range:
-    """The indices one axis keeps, per Slice-13's clamping sentences."""
+def effective_indices(start: int, end: int, step: int, dim: int, numpy_start: bool = False) -> range:
+    """The indices one axis keeps, per Slice-13's clamping sentences; with `numpy_start`, a start
+    below -dim with a negative step selects nothing, as in numpy."""
+    if numpy_start and step < 0 and start < -dim:
+        return range(0)
     if start < 0:
         start += dim
     if end < 0:
@@ -43,10 +53,11 @@ def _clamp(value: int, low: int, high: int) -> int:
     return max(low, min(value, high))
 
 
-def slice_array(data: np.ndarray, starts: list[int], ends: list[int], axes: list[int], steps: list[int]) -> np.ndarray:
+def slice_array(data: np.ndarray, starts: list[int], ends: list[int], axes: list[int], steps: list[int],
+                numpy_start: bool = False) -> np.ndarray:
     selection = [slice(None)] * data.ndim
     for start, end, axis, step in zip(starts, ends, axes, steps):
-        kept = effective_indices(start, end, step, data.shape[axis])
+        kept = effective_indices(start, end, step, data.shape[axis], numpy_start)
         # -1 as a Python slice end would mean "the last element"; here it means "before index 0".
         selection[axis] = slice(kept.start, kept.stop if kept.stop >= 0 else None, kept.step)
     return data[tuple(selection)].copy()
@@ -58,6 +69,7 @@ class Slice1(VersionSemantics):
     since = 1
     negative_axes = False
     omitted_axes_text_is_rank = False
+    start_below_zero_is_defined = False  # for a negative step; only Slice-13's text defines it
 
     def parameters(self, example: Example) -> dict[str, list[int] | None]:
         return {name: example.attributes.get(name) for name in ("starts", "ends", "axes")} | {"steps": None}
@@ -79,15 +91,28 @@ class Slice1(VersionSemantics):
         if invalid:
             return Expected(invalid=invalid)
         axes = [a + data.ndim if a < 0 else a for a in axes]
-        return single(slice_array(data, starts, ends, axes, steps))
+        return self.sliced(data, starts, ends, axes, steps)
 
     def with_default_axes(self, data: np.ndarray, starts: list[int], ends: list[int], steps: list[int]) -> Expected:
         if len(starts) > data.ndim:
             return Expected(invalid=Invalid("axis-out-of-range", f"{LENGTHS}; more starts than data has axes"))
-        output = slice_array(data, starts, ends, list(range(len(starts))), steps)
+        found = self.sliced(data, starts, ends, list(range(len(starts))), steps)
         if self.omitted_axes_text_is_rank and len(starts) != data.ndim:
-            return readings([Reading((output,), "axes = [0..len(starts)-1]")], DEFAULT_AXES, may_reject=DEFAULT_AXES)
-        return single(output)
+            base = "axes = [0..len(starts)-1]"
+            labelled = [Reading(r.outputs, base if r.label == "spec" else f"{base}, {r.label}") for r in found.readings]
+            return readings(labelled, "; ".join(filter(None, (DEFAULT_AXES, found.ambiguity))), may_reject=DEFAULT_AXES)
+        return found
+
+    def sliced(self, data: np.ndarray, starts: list[int], ends: list[int], axes: list[int], steps: list[int]) -> Expected:
+        """The readings of the slice: one, or two where the text leaves a start below 0 undefined."""
+        spec = slice_array(data, starts, ends, axes, steps)
+        if self.start_below_zero_is_defined or not any(
+            step < 0 and start < -data.shape[axis] for start, axis, step in zip(starts, axes, steps)
+        ):
+            return single(spec)
+        numpy_reading = slice_array(data, starts, ends, axes, steps, numpy_start=True)
+        return readings([Reading((spec,), "start clamped to 0 (Slice-13)"), Reading((numpy_reading,), "numpy: nothing selected")],
+                        START_BEFORE_ZERO)
 
     def check_lengths(self, starts, ends, axes, steps) -> Invalid | None:
         lengths = {len(starts), len(ends), len(steps)} | ({len(axes)} if axes is not None else set())
@@ -126,10 +151,17 @@ class Slice10(Slice1):
 
 
 class Slice11(Slice10):
-    """Slice-11 and Slice-13: negative axes count from the back (range [-r, r-1])."""
+    """Slice-11: negative axes count from the back (range [-r, r-1])."""
 
     since = 11
     negative_axes = True
+
+
+class Slice13(Slice11):
+    """Slice-13: the clamping sentences define every start, a start below -dims included."""
+
+    since = 13
+    start_below_zero_is_defined = True
 
 
 REFERENCE = OpReference(
@@ -137,5 +169,5 @@ REFERENCE = OpReference(
     dtype_param="T",
     output_param="T",
     data_inputs=("data",),
-    semantics=(Slice1, Slice10, Slice11),
+    semantics=(Slice1, Slice10, Slice11, Slice13),
 )

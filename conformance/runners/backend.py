@@ -11,7 +11,7 @@ import numpy as np
 
 from ..errors import UnavailableError
 from ..model import BuiltModel
-from .base import RunOutput, SessionCache, first_line
+from .base import RunOutput, SessionCache, classified, first_line
 
 
 def load_backend(spec: str):
@@ -46,11 +46,9 @@ class BackendRunner:
     def run(self, built: BuiltModel) -> RunOutput:
         rep, error = self._sessions.get(built)
         if error is not None:
-            return RunOutput.not_supported(first_line(error)) if isinstance(error, NotImplementedError) else RunOutput.failed(first_line(error))
+            return classified(error, ())
         try:
             outputs = rep.run([built.feeds[i.name] for i in built.model.graph.input])
-        except NotImplementedError as error:
-            return RunOutput.not_supported(first_line(error))
         except Exception as error:  # any refusal by the runtime is a result
-            return RunOutput.failed(first_line(error))
+            return classified(error, ())
         return RunOutput(outputs=tuple(np.asarray(o) for o in outputs))

@@ -76,3 +76,12 @@ class SessionCache:
 def first_line(error: BaseException) -> str:
     text = str(error).strip() or type(error).__name__
     return text.splitlines()[0][:500]
+
+
+def classified(error: BaseException, unsupported_markers: tuple[str, ...]) -> RunOutput:
+    """A runtime's refusal as a result: `unsupported` when it says it does not implement the op,
+    version or type (NotImplementedError, or a message with one of the markers), else an error."""
+    text = first_line(error)
+    if isinstance(error, NotImplementedError) or any(marker in str(error) for marker in unsupported_markers):
+        return RunOutput.not_supported(text)
+    return RunOutput.failed(text)

@@ -6,7 +6,10 @@ import numpy as np
 import onnx
 
 from ..model import BuiltModel
-from .base import RunOutput, SessionCache, first_line
+from .base import RunOutput, SessionCache, classified
+
+# What ReferenceEvaluator says when it has no implementation of an op version.
+UNSUPPORTED_MARKERS = ("No implementation for operator",)
 
 
 class OnnxReferenceRunner:
@@ -29,11 +32,9 @@ class OnnxReferenceRunner:
     def run(self, built: BuiltModel) -> RunOutput:
         evaluator, error = self._sessions.get(built)
         if error is not None:
-            return RunOutput.failed(first_line(error))
+            return classified(error, UNSUPPORTED_MARKERS)
         try:
             outputs = evaluator.run(None, dict(built.feeds))
-        except NotImplementedError as error:
-            return RunOutput.not_supported(first_line(error))
         except Exception as error:  # any refusal by the runtime is a result
-            return RunOutput.failed(first_line(error))
+            return classified(error, UNSUPPORTED_MARKERS)
         return RunOutput(outputs=tuple(np.asarray(o) for o in outputs))

@@ -18,7 +18,7 @@ from onnx import numpy_helper
 from ..dtypes import canonical_name, dtype, from_elem_type, from_numpy
 from ..errors import UnavailableError
 from ..model import BuiltModel
-from .base import RunOutput, SessionCache, first_line
+from .base import RunOutput, SessionCache, classified
 from .fallback import fallback_message, providers_that_ran, read_profile
 
 PROVIDERS = {"cpu": "CPUExecutionProvider", "cuda": "CUDAExecutionProvider", "dml": "DmlExecutionProvider"}
@@ -141,10 +141,7 @@ def _all_numpy_native(elem_types: frozenset[int]) -> bool:
 
 
 def _classified(error: Exception) -> RunOutput:
-    text = first_line(error)
-    if any(marker in str(error) for marker in UNSUPPORTED_MARKERS):
-        return RunOutput.not_supported(text)
-    return RunOutput.failed(text)
+    return classified(error, UNSUPPORTED_MARKERS)
 
 
 def _to_numpy(value) -> np.ndarray:
