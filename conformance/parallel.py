@@ -6,8 +6,8 @@ when: the results are the same, in the same order, for any N.
 
 The pool is small and explicit (one pipe per worker, one unit in flight per worker): on an
 interruption every worker is killed at once and nothing is left queued, and a worker that dies
-costs only time, because its unit is run again in this process by the run's own runner, which
-attributes a crash to its case as a serial run would.
+costs only time: its unit is run again from this process, with the runtime in an isolated worker
+of its own, which attributes a crash to its case as a serial run would.
 """
 
 from __future__ import annotations
@@ -44,10 +44,11 @@ def run_parallel(units: list[WorkUnit], options: RunOptions, spec: RunnerSpec, j
     """
     results: list[Result] = []
     pool = _Pool(min(jobs, len(units)) or 1, (spec, isolate, timeout, options), on_note)
-    rescuer: list[Runner] = []
+    rescuer: list[Runner] = []  # made on the first death only
 
     def rescue(unit: WorkUnit) -> list[Result]:
-        rescuer[:] = rescuer or [make_runner(spec.runner, spec.provider, spec.backend, spec.optimizations, True, timeout)]
+        if not rescuer:
+            rescuer.append(make_runner(spec.runner, spec.provider, spec.backend, spec.optimizations, True, timeout))
         return run_examples(examples_of(unit, options), rescuer[0], options)
 
     try:
