@@ -151,13 +151,13 @@ def _loads_cleanly(tmp_path: Path, text: str) -> None:
         assert all(line is None or line >= 1 for _, line, _ in problems)
 
 
-@settings(max_examples=600, deadline=None, suppress_health_check=list(HealthCheck), database=None)
+@settings(max_examples=1500, deadline=None, suppress_health_check=list(HealthCheck), database=None)
 @given(text=mutated_case_files())
 def test_mutated_case_files_end_in_a_clean_error_or_valid_cases(tmp_path_factory, text):
     _loads_cleanly(tmp_path_factory.mktemp("fuzz"), text)
 
 
-@settings(max_examples=600, deadline=None, suppress_health_check=list(HealthCheck), database=None)
+@settings(max_examples=1000, deadline=None, suppress_health_check=list(HealthCheck), database=None)
 @given(document=YAML_VALUES, op=st.sampled_from(["Clip", "Slice", "ConstantOfShape", "Nope"]))
 def test_random_yaml_ends_in_a_clean_error_or_valid_cases(tmp_path_factory, document, op):
     text = yaml.safe_dump({"op": op, "cases": [document] if not isinstance(document, list) else document})
