@@ -19,7 +19,7 @@ from rich.table import Table
 
 from . import casefile, registry, strategies
 from .errors import ConformError, UsageError
-from .execute import (RunOptions, check_case_ids_found, parse_shard, plan, run_examples, select_examples, selected,
+from .execute import (DEFAULT_MAX_ELEMENTS, RunOptions, check_case_ids_found, parse_shard, plan, run_examples, select_examples, selected,
                       shrink_failures)
 from .parallel import run_parallel, worker_count
 from .expectations import apply as apply_expectations
@@ -49,6 +49,7 @@ ONLY_CASES = typer.Option([], "--only-cases", help="Use only these case files or
 TIMEOUT = typer.Option(10.0, "--timeout", min=0.1, help="Seconds a case may take before it is a timeout.")
 NO_ISOLATION = typer.Option(False, "--no-isolation", help="Run the runtime in this process (a crash ends the run).")
 REPORT_JSON = typer.Option(None, "--report-json", help="Where to write the JSON report.")
+MAX_ELEMENTS = typer.Option(DEFAULT_MAX_ELEMENTS, "--max-elements", min=1, help="Refuse cases whose output would be larger.")
 
 
 @app.command("list")
@@ -93,7 +94,7 @@ def run_command(
     optimizations: str = typer.Option("on", "--optimizations", help="onnxruntime graph optimizations: on|off|both."),
     timeout: float = TIMEOUT,
     no_isolation: bool = NO_ISOLATION,
-    max_elements: int = typer.Option(10**8, "--max-elements", min=1, help="Refuse cases whose output would be larger."),
+    max_elements: int = MAX_ELEMENTS,
     only_cases: List[Path] = ONLY_CASES,
     expect: Optional[Path] = typer.Option(None, "--expect", help="Expectations file: known deviations, each with a reason."),
     write_expect: Optional[Path] = typer.Option(None, "--write-expect", help="Write the current deviations as an expectations file."),
@@ -217,7 +218,7 @@ def _golden_execution(paths: list[Path], options: RunOptions):
     tests it skips, with why."""
     from .golden import run_stored, stored_cases
 
-    cases_found, skipped = stored_cases(paths)
+    cases_found, skipped = stored_cases(paths, options.max_elements)
     chosen = {id(e) for e in selected([c.example for c in cases_found], options)}
     cases = [c for c in cases_found if id(c.example) in chosen]
     check_case_ids_found([c.example for c in cases], options)
@@ -349,13 +350,14 @@ def verify_command(
     paths: List[Path] = typer.Argument(..., help="Test directories, or folders of them."),
     report_json: Optional[Path] = REPORT_JSON,
     strict_zero: bool = typer.Option(False, "--strict-zero", help="Tell +0.0 from -0.0."),
+    max_elements: int = MAX_ELEMENTS,
 ) -> None:
     """Check stored golden outputs against conform's reference."""
     from .golden import agreeing, test_dirs, verify_dir
 
     results, skipped = [], []
     for path in test_dirs(paths):
-        found = verify_dir(path, strict_zero)
+        found = verify_dir(path, strict_zero, max_elements)
         if isinstance(found, tuple):
             skipped.append(found)
         else:
@@ -455,7 +457,6 @@ def _options_record(options: RunOptions, strict_validation: bool) -> dict:
         "examples": options.examples,
         "modes": list(options.modes),
         "seed": options.seed,
-        "shard": list(options.shard),
     }
 
 

@@ -317,8 +317,9 @@ def _types(version, inputs, attributes, attribute_params) -> dict[str, str]:
     return types
 
 
-def _checkable(test: GoldenTest, expect_stored: bool) -> tuple[Example | str, Expected | None]:
-    """The test's Example (or why it is skipped) and what the reference expects of it.
+def _checkable(test: GoldenTest, expect_stored: bool, max_elements: int) -> tuple[Example | str, Expected | None, str | None]:
+    """The test's Example (or why it is skipped), what the reference expects of it, and why it is
+    refused before anything is computed (too large), if it is.
 
     With `expect_stored`, the stored output is the expectation (see `expected_for`): the runtime is
     held to the golden data, and a stored output that is one reading of an ambiguous text still
@@ -327,13 +328,16 @@ def _checkable(test: GoldenTest, expect_stored: bool) -> tuple[Example | str, Ex
     try:
         example = example_from_test(test)
         if isinstance(example, str):
-            return example, None
+            return example, None, None
+        refusal = too_large(example, max_elements)
+        if refusal is not None:  # before the reference, which would allocate the output
+            return example, None, refusal
         if expect_stored:
             if len(test.outputs) != 1:
                 raise GoldenError(f"{test.path / (DATA_SET_PREFIX + str(test.data_set))}: {len(test.outputs)} output files; "
                                   f"{example.op} has one output")
             example = dataclasses.replace(example, expect_output=test.outputs[0])
-        return example, expected_for(example)
+        return example, expected_for(example), None
     except GoldenError:
         raise
     except ConformError as error:
@@ -342,11 +346,14 @@ def _checkable(test: GoldenTest, expect_stored: bool) -> tuple[Example | str, Ex
         raise GoldenError(f"{test.path}: cannot be checked: {type(error).__name__}: {error}") from None
 
 
-def verify_dir(path: Path, strict_zero: bool = False) -> list[Result] | tuple[Path, str]:
+def verify_dir(path: Path, strict_zero: bool = False, max_elements: int = DEFAULT_MAX_ELEMENTS
+               ) -> list[Result] | tuple[Path, str]:
     """The verdict for each data set of a test directory, or (path, reason) when it is skipped."""
     results = []
     for test in read_tests(path):
-        example, expected = _checkable(test, expect_stored=False)
+        example, expected, refusal = _checkable(test, expect_stored=False, max_elements=max_elements)
+        if refusal is not None:
+            return path, refusal.removeprefix(f"{SKIPPED}: ")
         if isinstance(example, str):
             return path, example
         verdict = judge(expected, RunOutput(outputs=tuple(test.outputs)), strict_zero=strict_zero)
@@ -358,24 +365,27 @@ def verify_dir(path: Path, strict_zero: bool = False) -> list[Result] | tuple[Pa
 
 @dataclass(frozen=True, eq=False)
 class StoredCase:
-    """A golden test ready to run as stored: its Example, expectation and model with its feeds."""
+    """A golden test ready to run as stored: its Example, expectation and model with its feeds, or
+    why it is refused unrun (too large, and then it has no expectation)."""
 
     example: Example
-    expected: Expected
+    expected: Expected | None
     built: BuiltModel
+    refusal: str | None = None
 
 
-def stored_cases(paths: Iterable[Path]) -> tuple[list[StoredCase], list[tuple[Path, str]]]:
+def stored_cases(paths: Iterable[Path], max_elements: int = DEFAULT_MAX_ELEMENTS
+                 ) -> tuple[list[StoredCase], list[tuple[Path, str]]]:
     """The golden tests under `paths` to run (`conform run --from`), and those skipped, with why."""
     cases, skipped = [], []
     for path in test_dirs(paths):
         for test in read_tests(path):
-            example, expected = _checkable(test, expect_stored=True)
+            example, expected, refusal = _checkable(test, expect_stored=True, max_elements=max_elements)
             if isinstance(example, str):
                 skipped.append((path, example))
                 break
             feeds = {value_info.name: array for value_info, array in zip(test.fed_inputs, test.inputs)}
-            cases.append(StoredCase(example, expected, BuiltModel(test.model, test.data, feeds)))
+            cases.append(StoredCase(example, expected, BuiltModel(test.model, test.data, feeds), refusal))
     return cases, skipped
 
 
@@ -386,9 +396,8 @@ def run_stored(cases: list[StoredCase], runner: Runner, options: RunOptions,
     for case in cases:
         path = case.example.source.removeprefix("golden:")
         replay = shlex.join(["conform", "run", "--from", path, "--case", case.example.id, *runner.replay_options()])
-        refusal = too_large(case.example, options.max_elements)
-        if refusal is not None:
-            result = Result(case.example, case.expected, Verdict(SKIPPED_OUTCOME, refusal), replay=replay)
+        if case.refusal is not None:
+            result = Result(case.example, Expected(readings=()), Verdict(SKIPPED_OUTCOME, case.refusal), replay=replay)
         else:
             result = run_built(case.example, case.expected, case.built, runner, options, replay)
         results.append(result)

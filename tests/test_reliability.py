@@ -10,8 +10,11 @@ import sys
 import time
 from pathlib import Path
 
+import numpy as np
+import onnx
 import pytest
 import yaml
+from onnx import numpy_helper
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -50,23 +53,56 @@ cases:
 """
 
 
-def test_memory_stays_flat_when_the_element_guard_refuses(tmp_path):
-    # 2 GiB of int8 could be allocated and filled, and would be without the guard; the peak RSS of
-    # every process of the run (ru_maxrss of the waited-for descendants) shows it never was.
-    cases = tmp_path / "big.yaml"
-    cases.write_text(ALLOCATABLE + HUGE.split("cases:\n", 1)[1])
-    report = tmp_path / "r.json"
+def conform_peak_rss(cwd: Path, *args: str) -> tuple[int, int]:
+    """Exit code and peak RSS (KiB) of a `conform` command: ru_maxrss of the waited-for
+    descendants covers every process of the run."""
     probe = ("import resource, subprocess, sys; "
              "code = subprocess.run(sys.argv[1:]).returncode; "
              "print(code, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)")
-    completed = subprocess.run([sys.executable, "-c", probe, sys.executable, "-m", "conformance.cli", "run",
-                                "--op", "ConstantOfShape", "--only-cases", str(cases), "--no-hypothesis",
-                                "--report-json", str(report)], capture_output=True, text=True, cwd=tmp_path, timeout=300)
+    completed = subprocess.run([sys.executable, "-c", probe, sys.executable, "-m", "conformance.cli", *args],
+                               capture_output=True, text=True, cwd=cwd, timeout=300)
     code, peak_kib = (int(word) for word in completed.stdout.split()[-2:])
+    return code, peak_kib
+
+
+def test_memory_stays_flat_when_the_element_guard_refuses(tmp_path):
+    # 2 GiB of int8 could be allocated and filled, and would be without the guard.
+    cases = tmp_path / "big.yaml"
+    cases.write_text(ALLOCATABLE + HUGE.split("cases:\n", 1)[1])
+    report = tmp_path / "r.json"
+    code, peak_kib = conform_peak_rss(tmp_path, "run", "--op", "ConstantOfShape", "--only-cases", str(cases),
+                                      "--no-hypothesis", "--report-json", str(report))
     assert code == 0
     outcomes = {r["case"]: r["outcome"] for r in json.loads(report.read_text())["results"]}
     assert outcomes == {"two_gib": "skipped", "huge": "skipped"}
     assert peak_kib < 1024 * 1024, f"peak RSS {peak_kib // 1024} MiB: something was allocated"
+
+
+def test_golden_tests_too_large_are_refused_before_the_reference_computes_them(tmp_path):
+    # A stored ConstantOfShape whose shape asks for 2 GiB, with a one-byte output file: neither
+    # `run --from` nor `verify` may let the reference (or the runtime) allocate it.
+    test = tmp_path / "golden" / "test_two_gib"
+    (test / "test_data_set_0").mkdir(parents=True)
+    value = numpy_helper.from_array(np.array([1], np.int8))
+    graph = onnx.helper.make_graph(
+        [onnx.helper.make_node("ConstantOfShape", ["input"], ["output"], value=value)], "g",
+        [onnx.helper.make_tensor_value_info("input", onnx.TensorProto.INT64, [3])],
+        [onnx.helper.make_tensor_value_info("output", onnx.TensorProto.INT8, None)])
+    model = onnx.helper.make_model(graph, opset_imports=[onnx.helper.make_opsetid("", 25)], ir_version=11)
+    (test / "model.onnx").write_bytes(model.SerializeToString())
+    shape = numpy_helper.from_array(np.array([32768, 32768, 2], np.int64), "input")
+    (test / "test_data_set_0" / "input_0.pb").write_bytes(shape.SerializeToString())
+    (test / "test_data_set_0" / "output_0.pb").write_bytes(numpy_helper.from_array(np.zeros(1, np.int8), "output").SerializeToString())
+
+    code, peak_kib = conform_peak_rss(tmp_path, "run", "--from", str(test), "--report-json", str(tmp_path / "run.json"))
+    [record] = json.loads((tmp_path / "run.json").read_text())["results"]
+    assert code == 0 and record["outcome"] == "skipped" and "too large" in record["message"]
+    assert peak_kib < 1024 * 1024, f"run --from: peak RSS {peak_kib // 1024} MiB: something was allocated"
+
+    code, peak_kib = conform_peak_rss(tmp_path, "verify", str(test), "--report-json", str(tmp_path / "verify.json"))
+    [skipped] = json.loads((tmp_path / "verify.json").read_text())["skipped"]
+    assert code == 0 and skipped["reason"].startswith("skipped: too large")
+    assert peak_kib < 1024 * 1024, f"verify: peak RSS {peak_kib // 1024} MiB: something was allocated"
 
 
 def test_only_cases_uses_nothing_else(conform, tmp_path):
