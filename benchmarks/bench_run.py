@@ -8,8 +8,8 @@ For a fixed seed and a fixed set of cases it prints, as cases/second and as rati
 2. conform's execution on onnxruntime CPU (reference + run + compare, sessions reused);
 3. the same cases through one session per case, as onnx's backend runner and onnx_test_runner do;
 4. a bare loop of session.run over pre-built sessions and feeds (the runtime's floor);
-then `--jobs` scaling, and the wall time and peak RSS of a full default run of each op. Rates
-are cases/second; "first pass" includes creating the sessions, as a real run does.
+then `--jobs` scaling, and the wall time and peak memory (every process, as PSS) of a full default
+run of each op. Rates are cases/second; "first pass" includes creating the sessions, as a real run does.
 """
 
 from __future__ import annotations
@@ -134,25 +134,17 @@ def _runs(built) -> bool:
         return False
 
 
-def _cli(*args: str) -> tuple[float, int]:
-    """Wall seconds and peak RSS (KiB, of the largest process) of one `conform` command."""
-    probe = ("import resource, subprocess, sys, time; started = time.perf_counter(); "
-             "subprocess.run(sys.argv[1:], capture_output=True); "
-             "print(time.perf_counter() - started, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)")
-    output = subprocess.run([sys.executable, "-c", probe, sys.executable, "-m", "conformance.cli", *args],
-                            capture_output=True, text=True).stdout.split()
-    return float(output[0]), int(output[1])
-
-
-def _tree_peak_pss(*args: str) -> float:
-    """Peak memory (MB) of a `conform` command and all its worker processes, summed as PSS so
-    shared library pages count once (Linux; 0 where /proc has no smaps_rollup)."""
+def _measured(*args: str) -> tuple[float, float]:
+    """Wall seconds of one `conform` command, and the peak memory (MB) of it and all its worker
+    processes together, summed as PSS so shared library pages count once (Linux; 0 where /proc
+    has no smaps_rollup)."""
+    started = time.perf_counter()
     process = subprocess.Popen([sys.executable, "-m", "conformance.cli", *args], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     peak = 0
     while process.poll() is None:
         peak = max(peak, sum(_pss(pid) for pid in _tree(process.pid)))
         time.sleep(0.05)
-    return peak / 1024
+    return time.perf_counter() - started, peak / 1024
 
 
 def _tree(root: int) -> list[int]:
@@ -179,8 +171,8 @@ def jobs_scaling() -> None:
     print("5. --jobs on 5,120 Clip cases (hypothesis only, no shrinking)")
     common = ("run", "--op", "Clip", "--no-yaml", "--examples", "160", "--shrink", "0", "--report-json", "/tmp/bench-jobs.json")
     for isolation in ((), ("--no-isolation",)):
-        one, _ = _cli(*common, "--jobs", "1", *isolation)
-        two, _ = _cli(*common, "--jobs", "2", *isolation)
+        one, _ = _measured(*common, "--jobs", "1", *isolation)
+        two, _ = _measured(*common, "--jobs", "2", *isolation)
         label = "in-process" if isolation else "isolated (default)"
         print(f"   {label:19s} --jobs 1 {one:5.2f} s, --jobs 2 {two:5.2f} s = {one / two:.2f}x")
 
@@ -189,10 +181,9 @@ def full_runs() -> None:
     print("6. full default runs (conform run --op OP: every version and dtype, isolation on, --jobs default)")
     total = 0.0
     for op in covered_ops():
-        seconds, peak = _cli("run", "--op", op, "--report-json", f"/tmp/bench-{op}.json")
+        seconds, peak = _measured("run", "--op", op, "--report-json", f"/tmp/bench-{op}.json")
         total += seconds
-        print(f"   {op:16s} {seconds:6.1f} s, peak RSS of its largest process {peak / 1024:5.0f} MB,"
-              f" of all its processes together (PSS) {_tree_peak_pss('run', '--op', op, '--report-json', '/tmp/bench-pss.json'):5.0f} MB")
+        print(f"   {op:16s} {seconds:6.1f} s, peak memory of all its processes together (PSS) {peak:5.0f} MB")
     print(f"   all three        {total:6.1f} s")
 
 

@@ -85,7 +85,7 @@ class IsolatedRunner:
     def run(self, built: BuiltModel) -> RunOutput:
         self.start()
         try:
-            self._connection.send((built.data, built.feeds))
+            self._connection.send((built.data, built.feeds, built.elem_types))
             if not self._connection.poll(self.timeout):
                 self._stop(kill=True)
                 return RunOutput(error=f"no answer within {self.timeout:g} s; worker killed", fault="timeout")

@@ -7,8 +7,9 @@ seed alone reproduces a run. Shrinking replays the same seeded search with a tes
 where the runtime failed, so hypothesis reaches the same failure and then minimises it.
 
 Each hypothesis test call draws a batch of BATCH cases (the first call, hypothesis's simplest,
-gives one): hypothesis's own cost per call is several times that of drawing one case. Shrinking works on the batch too (the cases that do not fail
-shrink to the simplest ones on the way), and keeps its first failing case.
+gives one): hypothesis's own cost per call is several times that of drawing one case. Shrinking
+a batch is slow, so `shrink` first searches and shrinks single cases, and replays the batches
+only when that meets no failure.
 """
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ rest spread over the dtype's whole range. Which boundaries exist is read from th
 so a dtype added by a new op version is covered without a list to edit.
 
 The helpers are plain functions of hypothesis's `draw`, each costing as few choices as it can
-(one for a dim or an index, two for a scalar), and every strategy they draw from is built once:
+(one for a dim or an index, one or two for a scalar), and every strategy they draw from is built once:
 hypothesis's time per case grows with the choices and the new strategy objects a case needs, and
 a conformance run draws tens of thousands of cases. Every helper shrinks toward its simplest
 value (a dim of 1, index 0, the value 0, no bound), so a shrunk failure reads well.
