@@ -6,16 +6,17 @@ dtype to one version does not move the cases of any other group. No example data
 seed alone reproduces a run. Shrinking replays the same seeded search with a test that fails
 where the runtime failed, so hypothesis reaches the same failure and then minimises it.
 
-Each hypothesis test call draws a batch of BATCH cases (the first call, hypothesis's simplest,
-gives one): hypothesis's own cost per call is several times that of drawing one case. Shrinking
-a batch is slow, so `shrink` first searches and shrinks single cases, and replays the batches
-only when that meets no failure.
+Each hypothesis test call draws a batch of BATCH cases as one choice of bytes, CASE_BYTES for each
+case (see `common`); the first call, hypothesis's simplest, gives one case. Hypothesis's own cost
+per call is several times that of drawing one case. Shrinking a batch is slow, so `shrink` first
+searches and shrinks single cases, and replays the batches only when that meets no failure.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import time
+from functools import cache
 from typing import Callable
 
 from hypothesis import HealthCheck, Phase, Verbosity, given, settings
@@ -27,8 +28,9 @@ from ..case import Example, stable_seed, type_bindings
 from ..reference import for_op
 from ..registry import OpVersion
 from . import clip, constant_of_shape, slice
+from .common import CASE_BYTES, Choices
 
-# One case of an op version and type binding, drawn with hypothesis's `draw`.
+# One case of an op version and type binding, read from its `Choices`.
 STRATEGIES: dict[str, Callable[..., Example]] = {
     "Clip": clip.example,
     "ConstantOfShape": constant_of_shape.example,
@@ -66,15 +68,17 @@ def group_seed(seed: int, version: OpVersion, binding: dict[str, str]) -> int:
     return stable_seed(seed, version.label, *sorted(binding.items()))
 
 
-@st.composite
-def _batches(draw, version: OpVersion, binding: dict[str, str], size: int) -> list[Example]:
-    one = STRATEGIES[version.op]
-    return [one(draw, version, binding) for _ in range(size)]
-
-
 def strategy_for(version: OpVersion, binding: dict[str, str], size: int = 1) -> st.SearchStrategy[list[Example]]:
     """Batches of `size` cases of one version and type binding."""
-    return _batches(version, binding, size)
+    one = STRATEGIES[version.op]
+    return _bytes(size * CASE_BYTES).map(
+        lambda data: [one(Choices(data[k * CASE_BYTES:(k + 1) * CASE_BYTES]), version, binding) for k in range(size)]
+    )
+
+
+@cache
+def _bytes(size: int) -> st.SearchStrategy[bytes]:
+    return st.binary(min_size=size, max_size=size)
 
 
 def _calls(count: int) -> tuple[int, int]:

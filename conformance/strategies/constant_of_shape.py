@@ -9,16 +9,16 @@ from ..case import Example
 from ..dtypes import dtype
 from ..registry import OpVersion
 from ..values import pack
-from .common import integers, invalid_share, scalar, shape
+from .common import Choices, invalid_share, scalar, shape
 
 
-def example(draw, version: OpVersion, binding: dict[str, str]) -> Example:
+def example(choices: Choices, version: OpVersion, binding: dict[str, str]) -> Example:
     dt = dtype(binding["T2"])
-    dims = list(shape(draw))
-    if dims and invalid_share(draw):
-        dims[draw(integers(0, len(dims) - 1))] = draw(integers(-(2**62), -1))
+    dims = list(shape(choices))
+    if dims and invalid_share(choices):
+        dims[choices.integer(0, len(dims) - 1)] = -choices.integer(1, 2**62)
     attributes: dict = {}
-    if not (dt.name == "float" and draw(integers(0, 1))):
-        attributes["value"] = pack([scalar(draw, dt)], dt).reshape(1)
+    if not (dt.name == "float" and choices.integer(0, 1)):
+        attributes["value"] = pack([scalar(choices, dt)], dt).reshape(1)
     inputs = {"input": np.array(dims, dtype=np.int64)}
     return Example(version, "hypothesis", dict(binding), inputs, attributes, "hypothesis", "T2")

@@ -10,44 +10,54 @@ import numpy as np
 from ..case import Example
 from ..dtypes import dtype
 from ..registry import OpVersion
-from .common import array, flags, index_value, integers, invalid_share, permutation, pick, shape, step_value
+from .common import INDEX_VALUE_BYTES, Choices, array, flags, index_value, invalid_share, permutation, pick, shape, step_value
 
 INVALID_KINDS = ("steps-zero", "axis-out-of-range", "repeated-axes", "length-mismatch")
 
 
-def example(draw, version: OpVersion, binding: dict[str, str]) -> Example:
+def example(choices: Choices, version: OpVersion, binding: dict[str, str]) -> Example:
     dt = dtype(binding["T"])
     index = dtype(binding.get("Tind", "int64"))
     has_steps = version.input("steps") is not None
     negative_axes = version.since_version >= 11
-    dims = shape(draw, min_rank=1)
-    data = array(draw, dt, dims)
+    dims = shape(choices, min_rank=1)
+    data = array(choices, dt, dims)
     rank = len(dims)
-    count = draw(integers(1, rank))
-    axes = permutation(draw, rank)[:count]
-    starts = [index_value(draw, dims[a], index) for a in axes]
-    ends = [index_value(draw, dims[a], index) for a in axes]
-    steps = [step_value(draw, dims[a], index) for a in axes] if has_steps and draw(integers(0, 1)) else None
-    negative = flags(draw, count) if negative_axes else [False] * count
+    chosen = choices.section(4)
+    count = chosen.integer(1, rank)
+    axes = permutation(chosen, rank)[:count]
+    starts = _per_axis(choices, index_value, dims, axes, index)
+    ends = _per_axis(choices, index_value, dims, axes, index)
+    with_steps = has_steps and choices.integer(0, 1) == 1
+    steps = _per_axis(choices, step_value, dims, axes, index)
+    steps = steps if with_steps else None
+    negative = flags(choices, count) if negative_axes else [False] * count
     written_axes = [a - rank if flip else a for a, flip in zip(axes, negative)]
-    omit_axes = axes == list(range(count)) and draw(integers(0, 1)) == 1
-    if invalid_share(draw):
-        written_axes, starts, ends, steps = _make_invalid(draw, version, rank, written_axes, starts, ends, steps)
+    omit_axes = choices.integer(0, 1) == 1 and axes == list(range(count))
+    if invalid_share(choices):
+        written_axes, starts, ends, steps = _make_invalid(choices, version, rank, written_axes, starts, ends, steps)
         omit_axes = False
     params = {"starts": starts, "ends": ends, "axes": None if omit_axes else written_axes, "steps": steps}
     inputs, attributes = _place(version, data, params, index)
     return Example(version, "hypothesis", dict(binding), inputs, attributes, "hypothesis", "T")
 
 
-def _make_invalid(draw, version, rank, axes, starts, ends, steps):
+def _per_axis(choices: Choices, value, dims, axes, index) -> list[int]:
+    """One value per chosen axis, from a section with room for six: fewer axes leave the
+    choices after it where they were."""
+    part = choices.section(6 * INDEX_VALUE_BYTES)
+    return [value(part, dims[a], index) for a in axes]
+
+
+def _make_invalid(choices: Choices, version, rank, axes, starts, ends, steps):
     kinds = [k for k in INVALID_KINDS if k != "steps-zero" or version.input("steps") is not None]
-    kind = pick(draw, kinds)
+    kind = pick(choices, kinds)
     if kind == "steps-zero":
         steps = list(steps or [1] * len(starts))
-        steps[draw(integers(0, len(steps) - 1))] = 0
+        steps[choices.integer(0, len(steps) - 1)] = 0
     elif kind == "axis-out-of-range":
         axes = list(axes)
-        axes[0] = pick(draw, (rank, rank + 3, -rank - 1) if version.since_version >= 11 else (rank, rank + 3))
+        axes[0] = pick(choices, (rank, rank + 3, -rank - 1) if version.since_version >= 11 else (rank, rank + 3))
     elif kind == "repeated-axes":
         axes, starts, ends = list(axes) + [axes[0]], starts + [starts[0]], ends + [ends[0]]
         steps = steps + [steps[0]] if steps else None
