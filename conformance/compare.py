@@ -86,7 +86,8 @@ def equal_mask(expected: np.ndarray, actual: np.ndarray, strict_zero: bool = Fal
 
 
 def _wide(array: np.ndarray) -> np.ndarray:
-    return array if array.dtype.kind == "c" else array.astype(np.float64)
+    with np.errstate(invalid="ignore"):  # widening a signalling NaN quiets it: still a NaN
+        return array if array.dtype.kind == "c" else array.astype(np.float64)
 
 
 def _isnan(array: np.ndarray) -> np.ndarray:

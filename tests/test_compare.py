@@ -90,3 +90,19 @@ def test_report_values_are_written_as_each_scalar_would_be(name):
     dt = dtype(name)
     values = np.concatenate([pack(list(boundary_values(dt)), dt), bulk_fill(dt, 200, seed=3)])
     assert json.dumps(json_values(values)) == json.dumps([_json_scalar(v) for v in values])
+
+
+def test_a_signalling_nan_is_a_nan_without_a_warning():
+    # Bulk fills are random bit patterns, so signalling NaNs come up; widening one to float64
+    # raises numpy's "invalid value" warning, which used to reach the user's terminal.
+    import warnings
+
+    from conformance.compare import arrays_identical
+    from conformance.reference.clip import clip
+
+    signalling = np.array([0x7F800001, 0x3F800000], dtype=np.uint32).view(np.float32)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert arrays_identical(np.array([np.nan, 1.0], dtype=np.float32), signalling)
+        clipped = clip(signalling, 0.0, 0.5)
+    assert np.isnan(clipped[0]) and clipped[1] == np.float32(0.5)

@@ -32,8 +32,8 @@ CLIP6_TEXT_DEFAULT = 3.402823e38  # the literal written in Clip-6's attribute de
 def clip(x: np.ndarray, low: float | int | None, high: float | int | None) -> np.ndarray:
     """`Min(high, Max(x, low))` computed exactly: ints in their own type, floats in float64."""
     dt = dtype_of(x)
-    work = x.astype(np.float64) if dt.kind == "float" else x
-    with np.errstate(invalid="ignore"):
+    with np.errstate(invalid="ignore"):  # widening a signalling NaN quiets it: still a NaN
+        work = x.astype(np.float64) if dt.kind == "float" else x
         if low is not None:
             work = np.maximum(work, _as(work, low))
         if high is not None:

@@ -264,9 +264,17 @@ def _filled(dt: DType, count: int, fill: str, seed: int) -> np.ndarray:
     if fill == "counting":
         return counting(dt, count)
     if fill == "boundary sweep":
-        boundaries = boundary_values(dt)
-        return pack([boundaries[(seed + i) % len(boundaries)] for i in range(count)], dt)
+        boundaries = packed_boundaries(dt)
+        return boundaries[(seed + np.arange(count)) % len(boundaries)]
     return bulk_fill(dt, count, seed)
+
+
+@cache
+def packed_boundaries(dt: DType) -> np.ndarray:
+    """`boundary_values` as an array of `dt` (read-only: it is shared)."""
+    packed = pack(list(boundary_values(dt)), dt)
+    packed.flags.writeable = False
+    return packed
 
 
 def counting(dt: DType, count: int) -> np.ndarray:
@@ -276,8 +284,10 @@ def counting(dt: DType, count: int) -> np.ndarray:
     if dt.kind == "bool":
         return (np.arange(count) % 2).astype(bool)
     if dt.kind in ("int", "uint"):
-        span = dt.max - max(dt.lowest, 0) + 1
-        return pack([max(dt.lowest, 0) + i % span for i in range(count)], dt)
+        first, span = max(dt.lowest, 0), dt.max - max(dt.lowest, 0) + 1
+        if dt.is_numpy_native and span > count:
+            return (first + np.arange(count)).astype(dt.np_dtype)
+        return pack([first + i % span for i in range(count)], dt)
     values = np.arange(count, dtype=np.float64)
     return values.astype(dt.np_dtype) if dt.is_numpy_native else pack(values.tolist(), dt)
 
@@ -285,7 +295,7 @@ def counting(dt: DType, count: int) -> np.ndarray:
 def bulk_fill(dt: DType, count: int, seed: int) -> np.ndarray:
     """`count` values of `dt` from a seeded numpy Generator: half boundaries, half any value."""
     rng = np.random.default_rng(seed)
-    boundaries = pack(list(boundary_values(dt)), dt)
+    boundaries = packed_boundaries(dt)
     picked = boundaries[rng.integers(0, len(boundaries), size=count)]
     anything = _any_values(dt, count, rng)
     return np.where(rng.random(count) < 0.5, picked, anything)
