@@ -175,7 +175,27 @@ def jobs_scaling() -> None:
         one, _ = _measured(*common, "--jobs", "1", *isolation)
         two, _ = _measured(*common, "--jobs", "2", *isolation)
         label = "in-process" if isolation else "isolated (default)"
-        print(f"   {label:19s} --jobs 1 {one:5.2f} s, --jobs 2 {two:5.2f} s = {one / two:.2f}x")
+        print(f"   {label:19s} whole command: --jobs 1 {one:5.2f} s, --jobs 2 {two:5.2f} s = {one / two:.2f}x")
+        one, two = _inside_the_run(1, not isolation), _inside_the_run(2, not isolation)
+        print(f"   {'':19s} inside the run (draw, run, judge; no start-up or reports): {one:5.2f} s vs {two:5.2f} s = {one / two:.2f}x")
+
+
+def _inside_the_run(jobs: int, isolate: bool) -> float:
+    from conformance.execute import plan
+    from conformance.parallel import run_parallel
+    from conformance.runners import RunnerSpec
+
+    options = RunOptions(op="Clip", use_yaml=False, examples=160, shrink=0, seed=SEED)
+    started = time.perf_counter()
+    units = plan(options)
+    if jobs > 1:
+        run_parallel(units, options, RunnerSpec(), jobs, isolate, 10.0)
+    else:
+        runner = make_runner(isolate=isolate)
+        run_examples(select_examples(options, units), runner, options)
+        if isolate:
+            runner.close()
+    return time.perf_counter() - started
 
 
 def full_runs() -> None:

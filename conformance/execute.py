@@ -10,10 +10,11 @@ import dataclasses
 import hashlib
 import shlex
 import time
+from collections import deque
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterable, Iterator
 
 import numpy as np
 
@@ -26,7 +27,7 @@ from .providers import DML_PROVIDER, directml_clip_note
 from .reference import for_op
 from .reference.base import Expected, single
 from .registry import OpVersion, version_in_force, versions
-from .runners.base import Runner
+from .runners.base import Runner, RunOutput
 
 
 DEFAULT_MAX_ELEMENTS = 10**8
@@ -192,8 +193,21 @@ def too_large(example: Example, limit: int) -> str | None:
     return None
 
 
-def run_one(example: Example, runner: Runner, options: RunOptions, mode: str = "input") -> Result:
-    """Build the example's model in `mode`, run it, and judge the outputs against the reference."""
+@dataclass(frozen=True, eq=False)
+class Staged:
+    """An example ready for the runner: its expected outputs, model and replay command."""
+
+    example: Example
+    expected: Expected
+    built: BuiltModel
+    replay: str
+    extra: dict
+    started: float
+
+
+def stage(example: Example, runner: Runner, options: RunOptions, mode: str = "input") -> Staged | Result:
+    """Everything before the runner: the reference's answer and the model in `mode`; or the
+    finished Result when the case goes no further (too large, or a model onnx.checker rejects)."""
     started = time.perf_counter()
     replay = replay_command(example, runner, options, ("--mode", mode) if mode != "input" else ())
     refusal = too_large(example, options.max_elements)
@@ -208,17 +222,28 @@ def run_one(example: Example, runner: Runner, options: RunOptions, mode: str = "
             verdict = Verdict(compare.ERROR, f"conform bug: onnx.checker rejects the model of a valid case: {problem}")
             return Result(example, expected, verdict, (), time.perf_counter() - started, replay)
     extra = {"mode": mode} if len(options.modes) > 1 or mode != "input" else {}
-    return run_built(example, expected, built, runner, options, replay, extra, started)
+    return Staged(example, expected, built, replay, extra, started)
+
+
+def judged(staged: Staged, run: RunOutput, runner: Runner, options: RunOptions) -> Result:
+    """The Result of a staged example, given what the runner returned."""
+    verdict = compare.judge(staged.expected, run, strict_zero=options.strict_zero)
+    verdict = _explained(verdict, staged.example, runner)
+    return Result(staged.example, staged.expected, verdict, run.outputs, time.perf_counter() - staged.started,
+                  staged.replay, staged.extra)
+
+
+def run_one(example: Example, runner: Runner, options: RunOptions, mode: str = "input") -> Result:
+    """Build the example's model in `mode`, run it, and judge the outputs against the reference."""
+    staged = stage(example, runner, options, mode)
+    return staged if isinstance(staged, Result) else judged(staged, runner.run(staged.built), runner, options)
 
 
 def run_built(example: Example, expected: Expected, built: BuiltModel, runner: Runner, options: RunOptions,
-              replay: str, extra: dict | None = None, started: float | None = None) -> Result:
+              replay: str, extra: dict | None = None) -> Result:
     """Run a model already built for the example (by conform, or stored as golden data) and judge it."""
-    started = time.perf_counter() if started is None else started
-    run = runner.run(built)
-    verdict = compare.judge(expected, run, strict_zero=options.strict_zero)
-    verdict = _explained(verdict, example, runner)
-    return Result(example, expected, verdict, run.outputs, time.perf_counter() - started, replay, extra or {})
+    staged = Staged(example, expected, built, replay, extra or {}, time.perf_counter())
+    return judged(staged, runner.run(built), runner, options)
 
 
 def _explained(verdict: Verdict, example: Example, runner: Runner) -> Verdict:
@@ -239,13 +264,33 @@ def _output_rank(example: Example, expected: Expected) -> int:
 def run_examples(
     examples: list[Example], runner: Runner, options: RunOptions, on_result: Callable[[Result], None] = lambda r: None
 ) -> list[Result]:
+    """Every example in every mode of the options, in order; `on_result` hears each Result as it comes.
+
+    A runner that can overlap cases (`run_stream`) gets the next model while it runs the last one.
+    """
+    staged: deque[Staged | Result] = deque()
+
+    def models() -> Iterator[BuiltModel | None]:
+        for example in examples:
+            for mode in options.modes:
+                item = stage(example, runner, options, mode)
+                staged.append(item)
+                yield item.built if isinstance(item, Staged) else None
+
     results = []
-    for example in examples:
-        for mode in options.modes:
-            result = run_one(example, runner, options, mode)
-            results.append(result)
-            on_result(result)
+    for run in stream(runner, models()):
+        item = staged.popleft()
+        result = item if run is None else judged(item, run, runner, options)
+        results.append(result)
+        on_result(result)
     return results
+
+
+def stream(runner: Runner, models: Iterable[BuiltModel | None]) -> Iterator[RunOutput | None]:
+    """The runner's outputs for `models` in order (None for None), overlapped where it can."""
+    if hasattr(runner, "run_stream"):
+        return runner.run_stream(models)
+    return (None if built is None else runner.run(built) for built in models)
 
 
 def replay_command(example: Example, runner: Runner, options: RunOptions, extra: tuple[str, ...] = ()) -> str:

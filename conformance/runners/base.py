@@ -31,7 +31,11 @@ class RunOutput:
 
 
 class Runner(Protocol):
-    """One runtime under test. Implementations keep their own session caches."""
+    """One runtime under test. Implementations keep their own session caches.
+
+    A runner that can work on one case while the caller prepares the next also offers
+    `run_stream(models) -> outputs`, in order, None for None (see `runners.isolated`).
+    """
 
     name: str
 
