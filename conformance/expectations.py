@@ -7,11 +7,18 @@
         runner: onnxruntime             # optional: runner name, or a provider (cpu, cuda, dml)
         case: Slice-13/negative_step_int_max_end/float/int64   # optional: one case id, or a list
         match: "negative_step_int*max*" # optional: glob on the case name
+        when: negative-step-int-max-end # optional: a trait of what the case contains (see below)
         reason: "onnxruntime reads ends == INT_MAX with a negative step as 'to the start'"  # required
         issue: https://github.com/microsoft/onnxruntime/issues/NNNN                         # optional
 
 A failing case an entry matches becomes `xfail`; a matching case that passes is `xpass`; an entry
 that matches no case at all is stale. Under `--strict` both xpass and stale entries fail the run.
+
+`when` names a trait the op's reference defines (`traits` in reference/<op>.py), so an entry
+covers a deviation by its cause, for any seed and any number of examples, where case ids hold only
+for one seed and one version of the strategies. A trait says where a runtime may deviate, not that
+every such case does: a passing case with the trait stays `pass`, and the entry is stale only
+when no case with the trait deviates.
 """
 
 from __future__ import annotations
@@ -26,10 +33,11 @@ import yaml
 from .casefile import LineDict, Problems, check_keys, display_path, read_yaml
 from .compare import CRASH, ERROR, FAIL, FALLBACK, PASS, TIMEOUT, XFAIL, XPASS, Verdict
 from .errors import CaseFileError
+from .reference import covered_ops, for_op
 from .runners.onnxruntime import PROVIDERS
 
 DEVIATIONS = (FAIL, ERROR, CRASH, TIMEOUT, FALLBACK)
-ENTRY_KEYS = ("op", "versions", "dtypes", "runner", "case", "match", "reason", "issue")
+ENTRY_KEYS = ("op", "versions", "dtypes", "runner", "case", "match", "when", "reason", "issue")
 
 
 @dataclass(frozen=True)
@@ -44,6 +52,7 @@ class Expectation:
     runner: str | None = None
     case: tuple[str, ...] | None = None
     match: str | None = None
+    when: str | None = None
     issue: str | None = None
 
     def in_scope(self, ran: set[tuple[str, int]]) -> bool:
@@ -59,6 +68,7 @@ class Expectation:
             and (self.case is None or example.id in self.case)
             and (self.match is None or fnmatch.fnmatchcase(example.name, self.match))
             and (self.runner is None or _runner_matches(self.runner, runner_info))
+            and (self.when is None or for_op(self.op).traits[self.when](example))
         )
 
 
@@ -94,12 +104,26 @@ def _entry(entry, path: str, problems: Problems) -> Expectation | None:
     if not isinstance(entry.get("op"), str):
         problems.add(path, entry.line, "every expectation needs an 'op'")
         return None
+    if "when" in entry and not _known_trait(entry["op"], entry["when"], path, entry.line, problems):
+        return None
     listed = lambda key: tuple(entry[key]) if isinstance(entry.get(key), list) else (entry[key],) if key in entry else None
     return Expectation(
         op=entry["op"], reason=reason.strip(), source=f"{path}:{entry.line}", versions=listed("versions"),
         dtypes=listed("dtypes"), runner=entry.get("runner"), case=listed("case"), match=entry.get("match"),
-        issue=entry.get("issue"),
+        when=entry.get("when"), issue=entry.get("issue"),
     )
+
+
+def _known_trait(op: str, trait: object, path: str, line: int | None, problems: Problems) -> bool:
+    if op not in covered_ops():
+        problems.add(path, line, f"'when' needs an op conform covers, not '{op}' (covered: {', '.join(covered_ops())})")
+        return False
+    traits = for_op(op).traits
+    if trait not in traits:
+        known = ", ".join(sorted(traits)) or "none"
+        problems.add(path, line, f"'when: {trait}' is not a trait of {op} (traits of {op}: {known})")
+        return False
+    return True
 
 
 def apply(results: list, expectations: list[Expectation], runner_info: dict) -> tuple[list, list[Expectation]]:
@@ -111,12 +135,13 @@ def apply(results: list, expectations: list[Expectation], runner_info: dict) -> 
         if index is None:
             applied.append(result)
             continue
-        used.add(index)
         entry = expectations[index]
+        if entry.when is None or result.outcome in DEVIATIONS:
+            used.add(index)
         note = f"{entry.reason} ({entry.source}{', ' + entry.issue if entry.issue else ''})"
         if result.outcome in DEVIATIONS:
             verdict = Verdict(XFAIL, f"expected deviation: {note}; {result.verdict.message}", result.verdict.mismatches)
-        elif result.outcome == PASS:
+        elif result.outcome == PASS and entry.when is None:
             verdict = Verdict(XPASS, f"passes, but is listed as a known deviation: {note}")
         else:
             applied.append(result)

@@ -83,6 +83,39 @@ def test_the_shipped_expectations_make_onnxruntime_cpu_pass_in_ci_mode(conform):
     assert result.report["summary"]["xfail"] > 0 and result.report["summary"]["xpass"] == 0
 
 
+def test_the_shipped_expectations_hold_for_another_seed_and_more_examples(conform):
+    # Entries name each deviation by its cause (`when`), not by the case ids of one seed.
+    result = conform("run", "--op", "Slice", "--opset", "13", "--seed", "11", "--examples", "40",
+                     "--expect", str(ROOT / "expectations" / "onnxruntime-cpu.yaml"), "--ci")
+    assert result.code == 0, result.stdout[-2000:]
+    random_xfails = [r for r in result.report["results"] if r["outcome"] == "xfail" and r["source"] == "hypothesis"]
+    assert random_xfails and not [r for r in result.report["results"] if r["outcome"] in ("fail", "xpass")]
+
+
+def test_a_when_entry_leaves_passing_cases_alone_and_is_stale_when_nothing_deviates(conform, tmp_path):
+    expect = expectations(tmp_path, """\
+        expectations:
+          - {op: Slice, when: negative-step-int-max-end, reason: a runtime that reads INT_MAX as 'to the start'}
+        """)
+    # onnx.reference follows the text on these cases: the trait is there, the deviation is not.
+    args = (*BASE, "--runner", "reference", "--case", DEVIATION, "--expect", expect)
+    loose = conform(*args)
+    assert loose.report["results"][0]["outcome"] == "pass" and loose.code == 0
+    assert [e["source"].split(":")[-1] for e in loose.report["stale_expectations"]] == ["2"]
+    assert conform(*args, "--strict").code == 1
+
+
+def test_an_unknown_trait_is_a_file_error_that_lists_the_ops_traits(conform, tmp_path):
+    expect = expectations(tmp_path, """\
+        expectations:
+          - {op: Slice, reason: x}
+          - {op: Slice, when: int-max, reason: y}
+        """)
+    result = conform(*BASE, "--expect", expect)
+    assert result.code == 2 and "expect.yaml:3" in result.stderr
+    assert "not a trait of Slice" in result.stderr and "negative-step-int-max-end" in result.stderr
+
+
 def test_junit_parses_and_its_counts_equal_the_json_summary(conform, tmp_path):
     junit, html = tmp_path / "r.xml", tmp_path / "r.html"
     result = conform("run", "--op", "Slice", "--opset", "13", "--dtype", "float", "--examples", "5",

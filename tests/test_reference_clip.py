@@ -95,3 +95,15 @@ def test_non_scalar_bound_is_invalid():
 
 def test_integer_input_is_not_allowed_before_clip_12():
     assert for_op("Clip").expected(clip_example(11, [1, 2], 0, 1, np.int32)).invalid.rule == "dtype-not-allowed"
+
+
+def test_the_traits_name_a_nan_bound_and_int64_elements_beyond_int32():
+    traits = for_op("Clip").traits
+    assert traits["nan-bound"](clip_example(6, [1.0], low=float("nan")))
+    assert traits["nan-bound"](clip_example(13, [1.0], high=float("nan"), dtype=np.float32))
+    assert not traits["nan-bound"](clip_example(13, [float("nan")], low=0.0, dtype=np.float32))  # NaN input, not bound
+    beyond = traits["int64-beyond-int32"]
+    assert beyond(clip_example(13, [0, 2**31], high=10, dtype=np.int64))
+    assert beyond(clip_example(12, [-(2**31) - 1], low=-1, dtype=np.int64))
+    assert not beyond(clip_example(13, [2**31 - 1, -(2**31)], high=10, dtype=np.int64))
+    assert not beyond(clip_example(13, [2**40], high=10, dtype=np.uint64))

@@ -142,3 +142,14 @@ def test_a_start_below_minus_dim_with_a_negative_step_has_two_readings_before_13
 def test_slice_13_clamps_a_start_below_minus_dim_to_0():
     found = expected(slice_example(13, data=ROWS, **BEFORE_ZERO))
     assert len(found.readings) == 1 and found.readings[0].outputs[0].tolist() == [[0.0]]
+
+
+def test_the_int_max_end_trait_names_exactly_a_negative_step_toward_int32_or_int64_max():
+    trait = for_op("Slice").traits["negative-step-int-max-end"]
+    assert trait(slice_example(13, starts=[-1], ends=[I64_MAX], axes=[1], steps=[-1]))
+    assert trait(slice_example(13, starts=[0, -1], ends=[2, 2**31 - 1], axes=[0, 1], steps=[1, -2]))
+    assert trait(slice_example(10, index=np.int32, starts=[-1], ends=[2**31 - 1], axes=[1], steps=[-1]))
+    assert not trait(slice_example(13, starts=[0], ends=[I64_MAX], axes=[1], steps=[1]))  # positive step
+    assert not trait(slice_example(13, starts=[-1], ends=[2**31 - 2], axes=[1], steps=[-1]))
+    assert not trait(slice_example(13, starts=[-1], ends=[I64_MAX], axes=[1]))  # no steps: all 1
+    assert not trait(slice_example(1, starts=[0], ends=[I64_MAX], axes=[1]))  # Slice-1 has no steps

@@ -90,6 +90,9 @@ class OpReference:
     attribute_params: dict[str, str] = field(default_factory=dict)
     data_inputs: tuple[str, ...] = ()  # inputs that stay graph inputs in every materialization mode
     output_elements_from: Callable[[Example], int] | None = None  # when the output can outgrow the inputs
+    # Named facts about what a case contains ("a negative step meets an INT_MAX end"), for
+    # expectations that describe a known deviation by its cause instead of by case ids.
+    traits: dict[str, Callable[[Example], bool]] = field(default_factory=dict)
 
     def semantics_for(self, version: OpVersion) -> VersionSemantics:
         eligible = [s for s in self.semantics if s.since <= version.since_version]

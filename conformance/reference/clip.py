@@ -167,10 +167,24 @@ class Clip13(Clip11):
         return None
 
 
+def nan_bound(example: Example) -> bool:
+    """A min or max that is NaN."""
+    semantics = REFERENCE.semantics_for(example.version)
+    bounds = [semantics.bound(example, side) for side in ("min", "max")]
+    return any(isinstance(b, float) and np.isnan(b) for b in bounds)
+
+
+def int64_beyond_int32(example: Example) -> bool:
+    """An int64 input holding an element outside the int32 range."""
+    x = example.inputs.get("input")
+    return example.dtype == "int64" and x is not None and bool(((x < -(2**31)) | (x > 2**31 - 1)).any())
+
+
 REFERENCE = OpReference(
     op="Clip",
     dtype_param="T",
     output_param="T",
     data_inputs=("input",),
     semantics=(Clip1, Clip6, Clip11, Clip13),
+    traits={"nan-bound": nan_bound, "int64-beyond-int32": int64_beyond_int32},
 )

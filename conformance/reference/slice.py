@@ -164,10 +164,19 @@ class Slice13(Slice11):
     start_below_zero_is_defined = True
 
 
+def negative_step_int_max_end(example: Example) -> bool:
+    """An axis sliced with a negative step up to an end of INT32_MAX or INT64_MAX."""
+    params = REFERENCE.semantics_for(example.version).parameters(example)
+    if isinstance(params, Invalid) or not params.get("steps") or not params.get("ends"):
+        return False
+    return any(step < 0 and end in (2**31 - 1, 2**63 - 1) for end, step in zip(params["ends"], params["steps"]))
+
+
 REFERENCE = OpReference(
     op="Slice",
     dtype_param="T",
     output_param="T",
     data_inputs=("data",),
     semantics=(Slice1, Slice10, Slice11, Slice13),
+    traits={"negative-step-int-max-end": negative_step_int_max_end},
 )
