@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import itertools
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -75,7 +76,7 @@ class Example:
     def dtype(self) -> str:
         return self.types[self.dtype_param]
 
-    @property
+    @cached_property
     def id(self) -> str:
         """Stable id: op-version/case/dtype[/other bindings]; what `--case` selects."""
         extra = [self.types[p] for p in sorted(self.types) if p != self.dtype_param and self._varies(p)]

@@ -57,9 +57,10 @@ def build(example: Example, output_dtype: str, output_rank: int, mode: str = "in
     many examples that share a model share one ModelProto and one bytes object.
     """
     embedded = () if mode == "input" else tuple(n for n, a in example.inputs.items() if a is not None and n not in data_inputs)
+    inputs = example.inputs
     key = (example.version, mode, output_dtype, output_rank,
-           tuple(_input_key(example.inputs.get(f.name), f.name in embedded) for f in example.version.inputs),
-           tuple(sorted((name, _value_key(value)) for name, value in example.attributes.items())))
+           tuple(_input_key(inputs.get(f.name), f.name in embedded) for f in example.version.inputs),
+           tuple((name, _value_key(value)) for name, value in sorted(example.attributes.items())) if example.attributes else ())
     found = _MODELS.get(key)
     if found is None:
         found = _MODELS[key] = _build(example, output_dtype, output_rank, mode, embedded)
@@ -78,7 +79,9 @@ _MODELS: dict[tuple, tuple[onnx.ModelProto, bytes, frozenset[int]]] = {}
 def _input_key(array: np.ndarray | None, embedded: bool) -> tuple | None:
     if array is None:
         return None
-    return (array.dtype.str, array.ndim) + ((array.shape, _value_key(array)) if embedded else ())
+    if not embedded:
+        return array.dtype, array.ndim
+    return array.dtype, array.ndim, array.shape, _value_key(array)
 
 
 def _value_key(value) -> object:

@@ -98,7 +98,10 @@ class _Worker:
 
     def give(self, position: int, unit: WorkUnit) -> None:
         self.position = position
-        self.connection.send((position, unit))
+        try:
+            self.connection.send((position, unit))
+        except OSError:
+            pass  # it died before taking the unit: `_ready` sees it end, and the unit is rescued
 
     def answer(self) -> tuple[int, list[Result]] | None:
         """The unit's results, or None when the worker died instead of answering."""

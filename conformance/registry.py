@@ -8,7 +8,7 @@ from the schema onnx ships. Which ops conform covers is decided by the reference
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, cached_property
 
 import onnx
 import onnx.defs
@@ -53,7 +53,15 @@ class OpVersion:
 
     def allowed(self, type_param: str) -> tuple[str, ...]:
         """The dtype names the schema allows for a type parameter, in the schema's order."""
-        return dict(self.type_constraints)[type_param]
+        return self._constraints[type_param]
+
+    @cached_property
+    def _constraints(self) -> dict[str, tuple[str, ...]]:
+        return dict(self.type_constraints)
+
+    def __hash__(self) -> int:
+        # Versions key many per-case caches; the generated hash would walk every schema field each time.
+        return hash((self.op, self.since_version))
 
     def input(self, name: str) -> FormalInput | None:
         return next((i for i in self.inputs if i.name == name), None)

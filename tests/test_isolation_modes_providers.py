@@ -2,6 +2,7 @@
 detection, DirectML semantics, and differential runs."""
 
 import json
+import pickle
 from pathlib import Path
 
 import numpy as np
@@ -9,6 +10,7 @@ import onnxruntime
 import pytest
 
 from conformance import casefile
+from conformance.dtypes import all_names
 from conformance.providers import directml_clip_bound, directml_clip_note
 from conformance.runners.fallback import fallback_message, providers_that_ran, read_profile
 from conformance.runners.onnxruntime import session_options
@@ -139,8 +141,8 @@ BACKENDS = Path(__file__).parent / "backends"
 
 
 def test_cases_in_flight_when_the_worker_dies_are_each_judged_once(monkeypatch):
-    # The isolated runner sends case i+1 before reading case i's answer. A death or a hang belongs
-    # to the oldest unanswered case; the one sent after it must still run, on a fresh worker.
+    # The isolated runner sends later cases before reading earlier answers. A death or a hang
+    # belongs to the oldest unanswered case; the ones sent after it must still run, on a fresh worker.
     import dataclasses
     import os
 
@@ -191,3 +193,59 @@ def test_large_cases_are_not_overlapped_into_a_deadlock():
         runner.close()
     assert [r.outcome for r in results] == ["pass"] * 7
     assert results[1].actual[0].shape == (600, 1000) and results[0].actual[0].shape == (4, 3)
+
+
+def test_small_cases_are_pipelined_within_the_byte_budget(monkeypatch):
+    # Several small cases are in flight at once (the worker never waits for the next one), but the
+    # requests in flight never add up to more than OVERLAP_BYTES, the bound that rules out deadlock.
+    from conformance.execute import RunOptions, run_examples, select_examples
+    from conformance.runners import isolated, make_runner
+
+    options = RunOptions(op="Slice", opset=13, dtypes=("float", "int8"), examples=5, seed=3)
+    examples = select_examples(options)
+    seen = []
+    send = isolated.IsolatedRunner._send
+    monkeypatch.setattr(isolated.IsolatedRunner, "_send", lambda self, request, waiting: (
+        seen.append((len(waiting), sum(map(len, waiting)))), send(self, request, waiting))[-1])
+    runner = make_runner(isolate=True)
+    try:
+        piped = run_examples(examples, runner, options)
+    finally:
+        runner.close()
+    direct = run_examples(examples, make_runner(), options)
+    assert max(depth for depth, _ in seen) >= 3
+    assert all(size <= isolated.OVERLAP_BYTES for depth, size in seen if depth > 1)
+    assert [r.verdict.message for r in piped] == [r.verdict.message for r in direct]
+    assert all(len(p.actual) == len(d.actual) and all(a.tobytes() == b.tobytes() for a, b in zip(p.actual, d.actual))
+               for p, d in zip(piped, direct))
+
+
+@pytest.mark.parametrize("name", [n for n in all_names() if n != "string"])
+def test_arrays_cross_to_the_worker_bit_for_bit_and_writable(name):
+    from conformance.dtypes import dtype
+    from conformance.runners.wire import pack_array, unpack_array
+
+    np_dtype = dtype(name).np_dtype
+    rng = np.random.default_rng(0)
+    for shape in [(3, 4), (), (0, 5)]:
+        count = int(np.prod(shape, dtype=np.int64))
+        array = np.frombuffer(rng.bytes(count * np_dtype.itemsize), dtype=np_dtype).reshape(shape)
+        back = unpack_array(pickle.loads(pickle.dumps(pack_array(array))))
+        assert back.dtype == array.dtype and back.shape == array.shape and back.tobytes() == array.tobytes()
+        assert back.flags.writeable
+
+
+def test_strings_foreign_byte_order_and_outputs_cross_unchanged():
+    from conformance.runners.base import RunOutput
+    from conformance.runners.wire import dump_case, load_case, pack_output, unpack_output
+
+    strings = np.array(["a", "", "ü"], dtype=object)
+    big_endian = np.arange(4, dtype=">f4")
+    data, feeds, elem_types = load_case(pickle.loads(dump_case(b"model", {"s": strings, "b": big_endian}, frozenset({1, 8}))))
+    assert data == b"model" and elem_types == frozenset({1, 8})
+    assert feeds["s"].tolist() == ["a", "", "ü"] and feeds["b"].dtype == big_endian.dtype
+    assert feeds["b"].tolist() == [0.0, 1.0, 2.0, 3.0]
+    output = RunOutput((np.float32([np.nan, -0.0]),), "said no", True, "fallback", {"events": 2})
+    back = unpack_output(pickle.loads(pickle.dumps(pack_output(output))))
+    assert (back.error, back.unsupported, back.fault, back.details) == ("said no", True, "fallback", {"events": 2})
+    assert back.outputs[0].tobytes() == output.outputs[0].tobytes()

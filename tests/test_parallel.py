@@ -51,3 +51,18 @@ def test_jobs_default_to_the_cores_only_for_runs_with_enough_units():
     assert worker_count(None, AUTO_PARALLEL_UNITS, False, 8) == 8
     units = plan(RunOptions(op="Slice", opset=13))
     assert len(units) >= AUTO_PARALLEL_UNITS  # the main job is big enough to share out
+
+
+def test_a_worker_that_dies_before_taking_its_unit_hands_it_to_the_rescue():
+    # A fresh worker can die at once (the runtime fails to load, the machine is out of memory);
+    # handing it a unit must not end the run with a broken pipe.
+    from conformance.parallel import _Worker
+    from conformance.runners import RunnerSpec
+
+    options = RunOptions(op="Slice", opset=13, dtypes=("float",), use_hypothesis=False)
+    worker = _Worker((RunnerSpec(), False, 10.0, options))
+    worker.process.kill()
+    worker.process.join(10)
+    worker.give(0, plan(options)[0])
+    assert worker.position == 0 and worker.answer() is None
+    worker.wait()

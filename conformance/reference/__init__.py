@@ -13,15 +13,18 @@ from .base import Expected, Invalid, OpReference, Reading
 _REFERENCES: tuple[OpReference, ...] = (clip.REFERENCE, constant_of_shape.REFERENCE, slice.REFERENCE)
 
 
+_BY_NAME = {r.op: r for r in _REFERENCES} | {r.op.lower(): r for r in _REFERENCES}
+
+
 def covered_ops() -> list[str]:
     return [r.op for r in _REFERENCES]
 
 
 def for_op(op: str) -> OpReference:
     """The reference for an op name (case-insensitive); UsageError listing the covered ops."""
-    for reference in _REFERENCES:
-        if reference.op.lower() == op.lower():
-            return reference
+    found = _BY_NAME.get(op) or _BY_NAME.get(op.lower())
+    if found is not None:
+        return found
     raise UsageError(f"unknown op '{op}' (covered: {', '.join(covered_ops())})")
 
 

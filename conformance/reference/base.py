@@ -93,10 +93,15 @@ class OpReference:
     # Named facts about what a case contains ("a negative step meets an INT_MAX end"), for
     # expectations that describe a known deviation by its cause instead of by case ids.
     traits: dict[str, Callable[[Example], bool]] = field(default_factory=dict)
+    # Semantics classes hold no state, so one instance per since-version serves every case.
+    _instances: dict[int, VersionSemantics] = field(default_factory=dict, init=False, repr=False, compare=False)
 
     def semantics_for(self, version: OpVersion) -> VersionSemantics:
-        eligible = [s for s in self.semantics if s.since <= version.since_version]
-        return max(eligible, key=lambda s: s.since)()
+        found = self._instances.get(version.since_version)
+        if found is None:
+            eligible = [s for s in self.semantics if s.since <= version.since_version]
+            found = self._instances[version.since_version] = max(eligible, key=lambda s: s.since)()
+        return found
 
     def output_elements(self, example: Example) -> int:
         """How many elements the output would have, computed without allocating it."""

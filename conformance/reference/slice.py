@@ -146,7 +146,7 @@ class Slice10(Slice1):
             value = example.inputs.get(name)
             if value is not None and value.ndim != 1:
                 return Invalid("index-not-1d", f"{name}: {ONE_D}")
-            params[name] = None if value is None else [int(v) for v in value]
+            params[name] = None if value is None else value.tolist()
         return params
 
 

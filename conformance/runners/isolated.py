@@ -4,20 +4,21 @@ One worker per runner, reused across cases. If the worker dies (segfault, abort,
 case is a `crash` with the signal or exit code, and a fresh worker starts; if a case takes longer
 than the timeout, the worker is killed and replaced and the case is a `timeout`.
 
-`run_stream` keeps one more case in flight: the worker runs case i while this process prepares
-case i+1 and judges case i-1. The worker answers in order and reads a case only after answering
-the one before, so when it dies or hangs the case it was running is the oldest unanswered one:
-that case is the crash or timeout, and the cases sent after it go to the fresh worker.
+`run_stream` keeps several cases in flight, so the worker always has the next case queued while
+this process prepares new cases and judges answered ones. The worker answers in order and reads a
+case only after answering the one before, so when it dies or hangs the case it was running is the
+oldest unanswered one: that case is the crash or timeout, and the cases sent after it go to the
+fresh worker.
 """
 
 from __future__ import annotations
 
 import multiprocessing
+import select
 import signal
 from collections import deque
 from functools import lru_cache
 from multiprocessing.connection import Connection
-from multiprocessing.reduction import ForkingPickler
 from typing import Iterable, Iterator
 
 import onnx
@@ -26,16 +27,23 @@ from ..model import BuiltModel
 from . import RunnerSpec
 from .base import RunOutput
 from .lifetime import serve
+from .wire import dump_case, load_case, pack_output, unpack_output
 
 
 def _serve(spec: RunnerSpec, connection: Connection) -> None:
     runner = spec.make()
-    serve(connection, lambda request: runner.run(BuiltModel(_parsed(request[0]), *request)))
+
+    def handle(request: tuple) -> tuple:
+        data, feeds, elem_types = load_case(request)
+        return pack_output(runner.run(BuiltModel(_parsed(data), data, feeds, elem_types)))
+
+    serve(connection, handle)
 
 
-# A case is sent while another is in flight only when it is at most this size, far below any
-# platform's pipe buffer (macOS: 8 KiB): the send then never waits for the worker, which may be
-# busy writing its answer and not reading, so neither side can block the other.
+# A case is sent while others are in flight only when all their requests together stay within
+# this size, far below any platform's pipe buffer (macOS: 8 KiB): the send then never waits for
+# the worker, which may be busy writing an answer and not reading, so neither side can block the
+# other. A larger case waits until every earlier one is answered, and goes alone.
 OVERLAP_BYTES = 4096
 
 
@@ -66,6 +74,7 @@ class IsolatedRunner:
         self._context = multiprocessing.get_context("spawn")
         self._process = None
         self._connection: Connection | None = None
+        self._poller = None
         self.restarts = 0
 
     def describe(self) -> dict:
@@ -85,6 +94,11 @@ class IsolatedRunner:
         self._process.start()
         child.close()
         self._connection = parent
+        # Connection.poll builds a selector for every call; where the pipe is a file descriptor
+        # (POSIX), one poll object per worker answers the same question for a fraction of the cost.
+        self._poller = select.poll() if hasattr(select, "poll") else None
+        if self._poller is not None:
+            self._poller.register(parent.fileno(), select.POLLIN)
 
     def _stop(self, kill: bool) -> str:
         process, self._process = self._process, None
@@ -92,7 +106,7 @@ class IsolatedRunner:
             process.kill()
         process.join(5)
         self._connection.close()
-        self._connection = None
+        self._connection, self._poller = None, None
         self.restarts += 1
         return death(process.exitcode)
 
@@ -100,24 +114,23 @@ class IsolatedRunner:
         return next(self.run_stream([built]))
 
     def run_stream(self, builts: Iterable[BuiltModel | None]) -> Iterator[RunOutput | None]:
-        """An output for each model, in order, with the next model sent before the last one's
-        answer is read; None (a case with nothing to run) gives None, after every earlier answer."""
-        waiting: deque[tuple[BuiltModel, bytes]] = deque()  # sent, not yet answered; oldest first
+        """An output for each model, in order, with later models sent before earlier answers are
+        read; None (a case with nothing to run) gives None, after every earlier answer."""
+        waiting: deque[bytes] = deque()  # requests sent and not yet answered, oldest first
+        in_flight = 0  # their bytes together
         try:
             for built in builts:
-                if built is None:
-                    while waiting:
-                        yield self._answer(waiting)
+                request = None if built is None else dump_case(built.data, built.feeds, built.elem_types)
+                room = 0 if request is None else OVERLAP_BYTES - len(request)
+                while waiting and in_flight > room:
+                    in_flight -= len(waiting[0])
+                    yield self._answer(waiting)
+                if request is None:
                     yield None
                     continue
-                request = bytes(ForkingPickler.dumps((built.data, built.feeds, built.elem_types)))
-                if waiting and len(request) > OVERLAP_BYTES:
-                    while waiting:
-                        yield self._answer(waiting)
-                waiting.append((built, request))
+                waiting.append(request)
+                in_flight += len(request)
                 self._send(request, waiting)
-                if len(waiting) > 1:
-                    yield self._answer(waiting)
             while waiting:
                 yield self._answer(waiting)
         finally:
@@ -139,20 +152,26 @@ class IsolatedRunner:
         after it are sent to a fresh worker."""
         waiting.popleft()
         try:
-            if not self._connection.poll(self.timeout):
+            if not self._answer_arrives():
                 self._stop(kill=True)
                 outcome = RunOutput(error=f"no answer within {self.timeout:g} s; worker killed", fault="timeout")
             else:
-                return self._connection.recv()
+                return unpack_output(self._connection.recv())
         except (EOFError, OSError):
             outcome = RunOutput(error=f"the runtime's worker process died: {self._stop(kill=False)}", fault="crash")
         self._resend(waiting)
         return outcome
 
+    def _answer_arrives(self) -> bool:
+        """Whether the worker's next answer arrives within the timeout."""
+        if self._poller is None:
+            return self._connection.poll(self.timeout)
+        return bool(self._poller.poll(self.timeout * 1000))
+
     def _resend(self, waiting: deque) -> None:
         self.start()
         try:
-            for _, request in waiting:
+            for request in waiting:
                 self._connection.send_bytes(request)
         except OSError:
             pass  # the fresh worker died at once: the next answer shows it

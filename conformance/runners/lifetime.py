@@ -10,6 +10,7 @@ from __future__ import annotations
 import ctypes
 import multiprocessing
 import os
+import pickle
 import signal
 import sys
 from multiprocessing.connection import Connection
@@ -45,6 +46,7 @@ def serve(connection: Connection, handle: Callable[[Any], Any]) -> None:
         if request is None:
             return
         try:
-            connection.send(handle(request))
+            # Plain pickle: multiprocessing's own pickler rebuilds its reducer table for every message.
+            connection.send_bytes(pickle.dumps(handle(request), pickle.HIGHEST_PROTOCOL))
         except (BrokenPipeError, OSError):
             return

@@ -92,16 +92,13 @@ class OnnxRuntimeRunner:
         return self._ort.InferenceSession(built.data, options, providers=[self.execution_provider])
 
     def run(self, built: BuiltModel) -> RunOutput:
-        known_refusal = next((self._unregistered[t] for t in built.elem_types if t in self._unregistered), None)
-        if known_refusal is not None:
-            return known_refusal
+        if self._unregistered:
+            known_refusal = next((self._unregistered[t] for t in built.elem_types if t in self._unregistered), None)
+            if known_refusal is not None:
+                return known_refusal
         session, error = self._sessions.get(built)
         if error is not None:
-            outcome = _classified(error)
-            match = UNREGISTERED_TYPE.search(str(error))
-            if match:
-                self._unregistered[dtype(canonical_name(match.group(1))).elem_type] = outcome
-            return outcome
+            return self._refused(error)
         try:
             if _all_numpy_native(built.elem_types):
                 outputs = tuple(session.run(None, built.feeds))
@@ -111,7 +108,14 @@ class OnnxRuntimeRunner:
         except Exception as error:
             return _classified(error)
         fallback = self._fallback(built, session)
-        return RunOutput(outputs=outputs, error=fallback, fault="fallback" if fallback else None)
+        return RunOutput(outputs, fallback, False, "fallback" if fallback else None)
+
+    def _refused(self, error: Exception) -> RunOutput:
+        outcome = _classified(error)
+        match = UNREGISTERED_TYPE.search(str(error))
+        if match:
+            self._unregistered[dtype(canonical_name(match.group(1))).elem_type] = outcome
+        return outcome
 
     def _fallback(self, built: BuiltModel, session) -> str | None:
         if self.provider == "cpu":
