@@ -57,10 +57,9 @@ def build(example: Example, output_dtype: str, output_rank: int, mode: str = "in
     many examples that share a model share one ModelProto and one bytes object.
     """
     embedded = () if mode == "input" else tuple(n for n, a in example.inputs.items() if a is not None and n not in data_inputs)
-    inputs = example.inputs
     key = (example.version, mode, output_dtype, output_rank,
-           tuple(_input_key(inputs.get(f.name), f.name in embedded) for f in example.version.inputs),
-           tuple((name, _value_key(value)) for name, value in sorted(example.attributes.items())) if example.attributes else ())
+           tuple(_input_key(example.inputs.get(f.name), f.name in embedded) for f in example.version.inputs),
+           tuple((name, _value_key(value)) for name, value in sorted(example.attributes.items())))
     found = _MODELS.get(key)
     if found is None:
         found = _MODELS[key] = _build(example, output_dtype, output_rank, mode, embedded)

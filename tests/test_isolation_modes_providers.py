@@ -237,11 +237,11 @@ def test_arrays_cross_to_the_worker_bit_for_bit_and_writable(name):
 
 def test_strings_foreign_byte_order_and_outputs_cross_unchanged():
     from conformance.runners.base import RunOutput
-    from conformance.runners.wire import dump_case, load_case, pack_output, unpack_output
+    from conformance.runners.wire import dump_case, pack_output, unpack_case, unpack_output
 
     strings = np.array(["a", "", "ü"], dtype=object)
     big_endian = np.arange(4, dtype=">f4")
-    data, feeds, elem_types = load_case(pickle.loads(dump_case(b"model", {"s": strings, "b": big_endian}, frozenset({1, 8}))))
+    data, feeds, elem_types = unpack_case(pickle.loads(dump_case(b"model", {"s": strings, "b": big_endian}, frozenset({1, 8}))))
     assert data == b"model" and elem_types == frozenset({1, 8})
     assert feeds["s"].tolist() == ["a", "", "ü"] and feeds["b"].dtype == big_endian.dtype
     assert feeds["b"].tolist() == [0.0, 1.0, 2.0, 3.0]

@@ -13,7 +13,7 @@ from .base import Expected, Invalid, OpReference, Reading
 _REFERENCES: tuple[OpReference, ...] = (clip.REFERENCE, constant_of_shape.REFERENCE, slice.REFERENCE)
 
 
-_BY_NAME = {r.op: r for r in _REFERENCES} | {r.op.lower(): r for r in _REFERENCES}
+_BY_NAME = {r.op.lower(): r for r in _REFERENCES}
 
 
 def covered_ops() -> list[str]:
@@ -22,9 +22,8 @@ def covered_ops() -> list[str]:
 
 def for_op(op: str) -> OpReference:
     """The reference for an op name (case-insensitive); UsageError listing the covered ops."""
-    found = _BY_NAME.get(op) or _BY_NAME.get(op.lower())
-    if found is not None:
-        return found
+    if op.lower() in _BY_NAME:
+        return _BY_NAME[op.lower()]
     raise UsageError(f"unknown op '{op}' (covered: {', '.join(covered_ops())})")
 
 

@@ -27,14 +27,14 @@ from ..model import BuiltModel
 from . import RunnerSpec
 from .base import RunOutput
 from .lifetime import serve
-from .wire import dump_case, load_case, pack_output, unpack_output
+from .wire import dump_case, pack_output, unpack_case, unpack_output
 
 
 def _serve(spec: RunnerSpec, connection: Connection) -> None:
     runner = spec.make()
 
     def handle(request: tuple) -> tuple:
-        data, feeds, elem_types = load_case(request)
+        data, feeds, elem_types = unpack_case(request)
         return pack_output(runner.run(BuiltModel(_parsed(data), data, feeds, elem_types)))
 
     serve(connection, handle)

@@ -92,10 +92,9 @@ class OnnxRuntimeRunner:
         return self._ort.InferenceSession(built.data, options, providers=[self.execution_provider])
 
     def run(self, built: BuiltModel) -> RunOutput:
-        if self._unregistered:
-            known_refusal = next((self._unregistered[t] for t in built.elem_types if t in self._unregistered), None)
-            if known_refusal is not None:
-                return known_refusal
+        known_refusal = next((self._unregistered[t] for t in built.elem_types if t in self._unregistered), None)
+        if known_refusal is not None:
+            return known_refusal
         session, error = self._sessions.get(built)
         if error is not None:
             return self._refused(error)
@@ -108,7 +107,7 @@ class OnnxRuntimeRunner:
         except Exception as error:
             return _classified(error)
         fallback = self._fallback(built, session)
-        return RunOutput(outputs, fallback, False, "fallback" if fallback else None)
+        return RunOutput(outputs=outputs, error=fallback, fault="fallback" if fallback else None)
 
     def _refused(self, error: Exception) -> RunOutput:
         outcome = _classified(error)

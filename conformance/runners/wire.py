@@ -15,6 +15,7 @@ import numpy as np
 from ..dtypes import dtype, from_numpy
 from .base import RunOutput
 
+
 def pack_array(array: np.ndarray):
     """The array as plain data; arrays of Python objects, strings or a foreign byte order go as they are."""
     if array.dtype.kind in "OUS" or not array.dtype.isnative:
@@ -34,7 +35,8 @@ def dump_case(data: bytes, feeds: dict[str, np.ndarray], elem_types: frozenset[i
     return pickle.dumps((data, {name: pack_array(a) for name, a in feeds.items()}, elem_types), pickle.HIGHEST_PROTOCOL)
 
 
-def load_case(request: tuple) -> tuple[bytes, dict[str, np.ndarray], frozenset[int]]:
+def unpack_case(request: tuple) -> tuple[bytes, dict[str, np.ndarray], frozenset[int]]:
+    """A request as the worker's connection hands it over (unpickled): the model bytes, feeds and element types."""
     data, feeds, elem_types = request
     return data, {name: unpack_array(p) for name, p in feeds.items()}, elem_types
 
