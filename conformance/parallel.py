@@ -4,16 +4,18 @@ A unit is a chunk of YAML cases or one hypothesis group (op version x type bindi
 its cases from its own seed, so what a unit produces does not depend on which worker runs it or
 when: the results are the same, in the same order, for any N.
 
-The pool is small and explicit (one pipe per worker, one unit in flight per worker): on an
+The pool is small and explicit (one pipe per worker, two units in flight per worker): on an
 interruption every worker is killed at once and nothing is left queued, and a worker that dies
-costs only time: its unit is run again from this process, with the runtime in an isolated worker
-of its own, which attributes a crash to its case as a serial run would.
+costs only time: the unit it was running is run again from this process, with the runtime in an
+isolated worker of its own, which attributes a crash to its case as a serial run would, and the
+unit it held but had not started goes to a fresh worker.
 """
 
 from __future__ import annotations
 
 import multiprocessing
 import os
+from collections import deque
 from multiprocessing.connection import Connection, wait
 from typing import Callable, Iterator
 
@@ -21,6 +23,8 @@ from .execute import Result, RunOptions, WorkUnit, check_case_ids_found, example
 from .runners import Runner, RunnerSpec, make_runner
 from .runners.isolated import death as _death
 from .runners.lifetime import serve
+
+UNITS_IN_FLIGHT = 2  # per worker
 
 # Below this many units a pool costs more to start (each worker imports onnxruntime and hypothesis)
 # than it saves.
@@ -81,10 +85,13 @@ def _serve(spec: RunnerSpec, isolate: bool, timeout: float, options: RunOptions,
     finally:
         if isolate:
             runner.close()
+    # Every answer is sent and the runtime's worker closed: the interpreter's own tear-down (every
+    # module and session freed one by one) would only keep the parent waiting.
+    os._exit(0)
 
 
 class _Worker:
-    """One worker process, its end of the pipe, and the position of the unit it is running."""
+    """One worker process, its end of the pipe, and the positions of the units it holds, oldest first."""
 
     def __init__(self, arguments: tuple) -> None:
         context = multiprocessing.get_context("spawn")
@@ -94,20 +101,22 @@ class _Worker:
         self.process = context.Process(target=_serve, args=(*arguments, child))
         self.process.start()
         child.close()
-        self.position: int | None = None
+        self.positions: deque[int] = deque()
 
     def give(self, position: int, unit: WorkUnit) -> None:
-        self.position = position
+        self.positions.append(position)
         try:
             self.connection.send((position, unit))
         except OSError:
             pass  # it died before taking the unit: `_ready` sees it end, and the unit is rescued
 
     def answer(self) -> tuple[int, list[Result]] | None:
-        """The unit's results, or None when the worker died instead of answering."""
+        """The oldest unit's results, or None when the worker died instead of answering."""
         try:
             if self.connection.poll():
-                return self.connection.recv()
+                position, results = self.connection.recv()
+                self.positions.popleft()
+                return position, results
         except (EOFError, OSError):
             pass
         return None
@@ -131,7 +140,8 @@ class _Worker:
 
 
 class _Pool:
-    """Workers that take units one at a time; results come back in the units' order."""
+    """Workers that hold up to UNITS_IN_FLIGHT units each, answering in order; results are
+    handed out in the units' order, whoever ran them."""
 
     def __init__(self, size: int, arguments: tuple, on_note: Callable[[str], None]) -> None:
         self._arguments = arguments
@@ -139,40 +149,45 @@ class _Pool:
         self._workers = [_Worker(arguments) for _ in range(size)]
 
     def in_order(self, units: list[WorkUnit], rescue: Callable[[WorkUnit], list[Result]]) -> Iterator[list[Result]]:
-        upcoming = iter(enumerate(units))
+        """Each unit's results in plan order; the running unit of a worker that died is run with `rescue`."""
+        upcoming = deque(enumerate(units))
         finished: dict[int, list[Result]] = {}
         for worker in self._workers:
-            self._give_next(worker, upcoming)
+            self._fill(worker, upcoming)
         for position in range(len(units)):
             while position not in finished:
                 for index in self._ready():
-                    done = self._workers[index].answer()
+                    worker = self._workers[index]
+                    done = worker.answer()
                     if done is None:
-                        done = self._rescued(index, units, rescue)
+                        done, worker = self._rescued(index, units, upcoming, rescue)
                     finished[done[0]] = done[1]
-                    self._give_next(self._workers[index], upcoming)
+                    self._fill(worker, upcoming)
             yield finished.pop(position)
 
     @staticmethod
-    def _give_next(worker: _Worker, upcoming) -> None:
-        following = next(upcoming, None)
-        worker.position = None
-        if following is not None:
-            worker.give(*following)
+    def _fill(worker: _Worker, upcoming: deque) -> None:
+        # Two units each: a worker starts its next unit at once, not after this process has read
+        # its answer and sent another.
+        while upcoming and len(worker.positions) < UNITS_IN_FLIGHT:
+            worker.give(*upcoming.popleft())
 
     def _ready(self) -> list[int]:
         """Indices of busy workers that answered or died."""
-        busy = {i: w for i, w in enumerate(self._workers) if w.position is not None}
+        busy = {i: w for i, w in enumerate(self._workers) if w.positions}
         signalled = set(wait([w.connection for w in busy.values()] + [w.process.sentinel for w in busy.values()]))
         return [i for i, w in busy.items() if w.connection in signalled or w.process.sentinel in signalled]
 
-    def _rescued(self, index: int, units: list[WorkUnit], rescue) -> tuple[int, list[Result]]:
-        """A dead worker's unit, run by `rescue`; a fresh worker takes the dead one's place."""
+    def _rescued(self, index: int, units: list[WorkUnit], upcoming: deque, rescue) -> tuple[tuple[int, list[Result]], _Worker]:
+        """A dead worker's running unit, run by `rescue`, and the fresh worker that takes its place;
+        the units it held but had not started go back to the front of the queue."""
         dead = self._workers[index]
         dead.stop(kill=True)
-        self._on_note(f"a worker process died ({_death(dead.process.exitcode)}); its {units[dead.position].describe()} ran in the main process")
+        running, *unstarted = dead.positions
+        upcoming.extendleft((p, units[p]) for p in reversed(unstarted))
+        self._on_note(f"a worker process died ({_death(dead.process.exitcode)}); its {units[running].describe()} ran in the main process")
         self._workers[index] = _Worker(self._arguments)
-        return dead.position, rescue(units[dead.position])
+        return (running, rescue(units[running])), self._workers[index]
 
     def close(self, kill: bool) -> None:
         # Every worker is told first, then waited for: they wind down (and close their own

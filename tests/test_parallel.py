@@ -64,5 +64,34 @@ def test_a_worker_that_dies_before_taking_its_unit_hands_it_to_the_rescue():
     worker.process.kill()
     worker.process.join(10)
     worker.give(0, plan(options)[0])
-    assert worker.position == 0 and worker.answer() is None
+    assert list(worker.positions) == [0] and worker.answer() is None
     worker.wait()
+
+
+def test_the_units_a_dead_worker_held_but_had_not_started_go_to_the_next_worker():
+    # A worker holds two units; when it dies, only the one it was running is rescued (and noted),
+    # the other goes back to the queue, and every unit's results still come back in plan order.
+    from conformance.execute import examples_of, run_examples
+    from conformance.parallel import _Pool
+    from conformance.runners import RunnerSpec, make_runner
+
+    options = RunOptions(op="Slice", opset=13, dtypes=("float",), use_hypothesis=False)
+    units = plan(options)[:3]
+    notes = []
+    pool = _Pool(1, (RunnerSpec(), False, 10.0, options), notes.append)
+    first = pool._workers[0]
+    first.process.kill()
+    first.process.join(10)
+    rescued = []
+
+    def rescue(unit):
+        rescued.append(unit)
+        return run_examples(examples_of(unit, options), make_runner(), options)
+
+    found = list(pool.in_order(units, rescue))
+    pool.close(kill=False)
+    serial = [run_examples(examples_of(u, options), make_runner(), options) for u in units]
+    assert [[r.example.id for r in f] for f in found] == [[r.example.id for r in s] for s in serial]
+    assert [[r.verdict.outcome for r in f] for f in found] == [[r.verdict.outcome for r in s] for s in serial]
+    assert rescued == [units[0]] and len(notes) == 1 and "died" in notes[0]
+    assert pool._workers[0] is not first and not pool._workers[0].positions
