@@ -166,7 +166,7 @@ def _measured(*args: str) -> tuple[float, float]:
     processes together, summed as PSS so shared library pages count once (Linux; 0 where /proc
     has no smaps_rollup)."""
     started = time.perf_counter()
-    process = subprocess.Popen([sys.executable, "-m", "conformance.cli", *args], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    process = subprocess.Popen([sys.executable, "-m", "conformance", *args], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     peak = 0
     while process.poll() is None:
         peak = max(peak, sum(_pss(pid) for pid in _tree(process.pid)))

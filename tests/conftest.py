@@ -41,7 +41,7 @@ def conform(tmp_path):
             argv += ["--report-json", str(path)]
         env = {**os.environ, "PYTHONPATH": f"{BACKENDS}{os.pathsep}{os.environ.get('PYTHONPATH', '')}", "COLUMNS": "200"}
         completed = subprocess.run(
-            [sys.executable, "-m", "conformance.cli", *argv], capture_output=True, text=True, cwd=tmp_path, env=env, timeout=600
+            [sys.executable, "-m", "conformance", *argv], capture_output=True, text=True, cwd=tmp_path, env=env, timeout=600
         )
         return CliResult(completed, path)
 

@@ -139,3 +139,17 @@ def test_same_seed_gives_byte_identical_reports_apart_from_timings(conform, tmp_
     assert strip(first) == strip(second)
     sources = {r["source"] for r in json.loads(first.read_text())["results"]}
     assert sources == {"hypothesis"}
+
+
+def test_the_entry_module_imports_nothing_so_worker_processes_start_light():
+    # multiprocessing starts every worker (the isolated runtime's, --jobs') by importing the main
+    # module again: the `conform` command's must not pull in the command line and its libraries.
+    import subprocess
+    import sys
+    from importlib.metadata import entry_points
+
+    heavy = ("conformance.cli", "typer", "rich", "hypothesis", "onnxruntime")
+    probe = f"import sys, conformance.__main__; print([m for m in {heavy!r} if m in sys.modules])"
+    completed = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)
+    assert completed.stdout.strip() == "[]", completed.stderr
+    assert entry_points(group="console_scripts")["conform"].value == "conformance.__main__:main"

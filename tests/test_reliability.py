@@ -59,7 +59,7 @@ def conform_peak_rss(cwd: Path, *args: str) -> tuple[int, int]:
     probe = ("import resource, subprocess, sys; "
              "code = subprocess.run(sys.argv[1:]).returncode; "
              "print(code, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)")
-    completed = subprocess.run([sys.executable, "-c", probe, sys.executable, "-m", "conformance.cli", *args],
+    completed = subprocess.run([sys.executable, "-c", probe, sys.executable, "-m", "conformance", *args],
                                capture_output=True, text=True, cwd=cwd, timeout=300)
     code, peak_kib = (int(word) for word in completed.stdout.split()[-2:])
     return code, peak_kib
@@ -254,7 +254,7 @@ def test_case_names_never_become_paths_outside_out(conform, tmp_path):
 def test_a_signal_mid_run_leaves_a_valid_incomplete_report(tmp_path, stop):
     report = tmp_path / "report.json"
     # Every Slice case in all three modes at both optimization levels: far longer than the wait.
-    process = subprocess.Popen([sys.executable, "-m", "conformance.cli", "run", "--op", "Slice", "--no-hypothesis",
+    process = subprocess.Popen([sys.executable, "-m", "conformance", "run", "--op", "Slice", "--no-hypothesis",
                                 "--mode", "all", "--optimizations", "both", "--report-json", str(report)], cwd=tmp_path,
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     time.sleep(8)
