@@ -277,8 +277,8 @@ def _check_dtypes_exist_somewhere(case: Case, versions_: list[OpVersion]) -> Non
     listed = [(reference.dtype_param, case.dtypes)] + [(p, names) for p, names in case.types]
     for param, names in listed:
         for name in names or ():
-            if not any(name in v.allowed(param) for v in versions_ if param in dict(v.type_constraints)):
-                allowed = sorted({d for v in versions_ if param in dict(v.type_constraints) for d in v.allowed(param)})
+            if not any(name in v.allowed(param) for v in versions_ if param in v.constraints):
+                allowed = sorted({d for v in versions_ if param in v.constraints for d in v.allowed(param)})
                 if not _expects_wrong_type(case):
                     raise ValueProblem(
                         f"no version it applies to allows {param}={name} (allowed: {', '.join(allowed)}); "

@@ -53,10 +53,11 @@ class OpVersion:
 
     def allowed(self, type_param: str) -> tuple[str, ...]:
         """The dtype names the schema allows for a type parameter, in the schema's order."""
-        return self._constraints[type_param]
+        return self.constraints[type_param]
 
     @cached_property
-    def _constraints(self) -> dict[str, tuple[str, ...]]:
+    def constraints(self) -> dict[str, tuple[str, ...]]:
+        """The type constraints by type parameter, built once per version."""
         return dict(self.type_constraints)
 
     def __hash__(self) -> int:
