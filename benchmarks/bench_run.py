@@ -24,9 +24,8 @@ import numpy as np
 import onnxruntime
 
 from conformance import casefile, strategies
-from conformance.execute import RunOptions, _output_rank, expected_for, run_examples, select_examples
-from conformance.model import build
-from conformance.reference import covered_ops, for_op
+from conformance.execute import RunOptions, Staged, run_examples, select_examples, stage
+from conformance.reference import covered_ops
 from conformance.registry import version_in_force, versions
 from conformance.runners import make_runner
 from conformance.runners.onnxruntime import session_options
@@ -85,9 +84,10 @@ def _million_element_case() -> float:
 def execution() -> None:
     options = RunOptions(op="Slice", opset=13, examples=20, seed=SEED)
     examples = select_examples(options)
-    prepared = [_prepared(example) for example in examples]
-    native = [p for p in prepared if _runs(p[1])]
-    same_cases = [example for example, _, _ in native]
+    in_process = make_runner()  # stage asks it only for the replay command
+    staged = [s for s in (stage(example, in_process, options) for example in examples) if isinstance(s, Staged)]
+    native = [s for s in staged if _runs(s.built)]
+    same_cases = [s.example for s in native]
     print("2. conform execution on onnxruntime CPU, Slice-13 (reference + build + run + compare)")
     print(f"   all {len(examples)} cases; then the {len(same_cases)} that the loops of 3 and 4 can run (the rest are types"
           " numpy cannot hand over, or invalid cases the runtime rejects)")
@@ -111,17 +111,17 @@ def execution() -> None:
         # What onnx's backend test runner does for every test: prepare (a new session, default
         # options), run, and compare each output the way its assert_similar_outputs does. (It
         # also reads the model and tensors from disk first; this loop starts from memory.)
-        for _, built, expected in native:
-            rep = backend.prepare(built.model, "CPU")
-            outputs = rep.run([built.feeds[i.name] for i in built.model.graph.input])
-            _similar(expected.readings[0].outputs, outputs)
+        for s in native:
+            rep = backend.prepare(s.built.model, "CPU")
+            outputs = rep.run([s.built.feeds[i.name] for i in s.built.model.graph.input])
+            _similar(s.expected.readings[0].outputs, outputs)
 
     per_case_seconds = min(timed(one_session_per_case)[1] for _ in range(2))
     print("3. one session per case (onnx backend runner / onnx_test_runner style: prepare, run, compare), best of 2")
     print(f"   {rate(len(native), per_case_seconds)}")
     sessions = {b.data: onnxruntime.InferenceSession(b.data, session_options(onnxruntime, "cpu", "on"),
-                                                     providers=["CPUExecutionProvider"]) for _, b, _ in native}
-    floor_seconds = min(timed(lambda: [sessions[b.data].run(None, b.feeds) for _, b, _ in native])[1] for _ in range(3))
+                                                     providers=["CPUExecutionProvider"]) for b in (s.built for s in native)}
+    floor_seconds = min(timed(lambda: [sessions[s.built.data].run(None, s.built.feeds) for s in native])[1] for _ in range(3))
     print("4. bare session.run over pre-built sessions and feeds (the runtime's floor), best of 3")
     print(f"   {rate(len(native), floor_seconds)}")
     per_case, floor = len(native) / per_case_seconds, len(native) / floor_seconds
@@ -130,12 +130,6 @@ def execution() -> None:
         first, reused = rates[isolate, "same"]
         print(f"     {which:10s} conform / one-session-per-case: sessions reused {reused / per_case:5.1f}x,"
               f" first pass {first / per_case:5.1f}x;  conform (sessions reused) / floor {reused / floor:.2f}x")
-
-
-def _prepared(example):
-    expected = expected_for(example)
-    built = build(example, for_op(example.op).output_dtype(example), _output_rank(example, expected))
-    return example, built, expected
 
 
 def _similar(expected, actual) -> None:
