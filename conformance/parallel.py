@@ -24,7 +24,9 @@ from .runners import Runner, RunnerSpec, make_runner
 from .runners.isolated import death as _death
 from .runners.lifetime import serve
 
-UNITS_IN_FLIGHT = 2  # per worker
+# Units held by each worker: with a second one queued, a worker starts it at once instead of
+# waiting for this process to read its answer and send another.
+UNITS_IN_FLIGHT = 2
 
 # Below this many units a pool costs more to start (each worker imports onnxruntime and hypothesis)
 # than it saves.
@@ -167,8 +169,6 @@ class _Pool:
 
     @staticmethod
     def _fill(worker: _Worker, upcoming: deque) -> None:
-        # Two units each: a worker starts its next unit at once, not after this process has read
-        # its answer and sent another.
         while upcoming and len(worker.positions) < UNITS_IN_FLIGHT:
             worker.give(*upcoming.popleft())
 
