@@ -1,7 +1,7 @@
 """Thin typer commands. Each hands off to plain functions; ConformError is caught once, in `main`.
 
 Exit codes: 0 conformant, 1 non-conformant, 2 usage or input error, 3 provider or backend not
-available.
+available, 4 an output file that cannot be written.
 """
 
 from __future__ import annotations
@@ -29,6 +29,7 @@ from .reference import covered_ops, for_op
 from .report import console as console_report
 from .report import FAILING, exit_code, json_report
 from .model import MODES
+from .output import check_writable
 from .runners import OPTIMIZATIONS, RunnerSpec, make_runner
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help="Spec-conformance tests for ONNX operators.")
@@ -133,6 +134,10 @@ def run_command(
     levels = _choice(optimizations, OPTIMIZATIONS, "--optimizations")
     runners = [make_runner(runner, provider, backend, level, isolate=not no_isolation, timeout=timeout) for level in levels]
     path = report_json or DEFAULT_REPORT_DIR / _default_report_name(options, bool(from_dirs))
+    junit = junit or (path.with_suffix(".xml") if ci else None)
+    html_report = html_report or (path.with_suffix(".html") if ci else None)
+    _check_writable((path, "the JSON report"), (junit, "the JUnit report"), (html_report, "the HTML report"),
+                    (write_expect, "the expectations file"))
     results: list = []
     finished: list = []
     level = levels[0]
@@ -162,9 +167,7 @@ def run_command(
     doc["complete"] = not interrupted
     doc["shard"] = shard
     doc["stale_expectations"] = [{"source": e.source, "reason": e.reason} for e in stale]
-    stem = path.with_suffix("")
-    _write_other_reports(doc, junit or (stem.with_suffix(".xml") if ci else None),
-                         html_report or (stem.with_suffix(".html") if ci else None), strict)
+    _write_other_reports(doc, junit, html_report, strict)
     json_report.write(path, doc)
     shown = ("fail", "error", "lenient", "crash", "timeout", "fallback") + (("ambiguous", "unsupported") if verbose else ())
     console_report.render(results, out, str(path), show=shown)
@@ -174,6 +177,13 @@ def run_command(
         err.print(f"interrupted: the report holds the {len(results)} cases finished so far (complete: false)")
         raise typer.Exit(130)
     raise typer.Exit(exit_code(results, strict_validation, fail_on_unsupported, strict, len(stale)))
+
+
+def _check_writable(*outputs: tuple[Path | None, str]) -> None:
+    """Each file the command will write can be: found out before the work, not after it."""
+    for path, what in outputs:
+        if path is not None:
+            check_writable(path, what)
 
 
 def _case_roots(cases: list[Path], only_cases: list[Path]) -> tuple[Path, ...]:
@@ -274,6 +284,7 @@ def merge_command(
     """Merge shard reports into one JSON (and JUnit/HTML) report."""
     from .report.merge import merge
 
+    _check_writable((report_json, "the merged JSON report"), (junit, "the JUnit report"), (html_report, "the HTML report"))
     doc = merge(reports)
     json_report.write(report_json, doc)
     _write_other_reports(doc, junit, html_report, strict)
@@ -355,14 +366,15 @@ def verify_command(
     """Check stored golden outputs against conform's reference."""
     from .golden import agreeing, test_dirs, verify_dir
 
+    path = report_json or DEFAULT_REPORT_DIR / "verify.json"
+    _check_writable((path, "the JSON report"))
     results, skipped = [], []
-    for path in test_dirs(paths):
-        found = verify_dir(path, strict_zero, max_elements)
+    for test_dir in test_dirs(paths):
+        found = verify_dir(test_dir, strict_zero, max_elements)
         if isinstance(found, tuple):
             skipped.append(found)
         else:
             results += found
-    path = report_json or DEFAULT_REPORT_DIR / "verify.json"
     doc = json_report.document(results, {"name": "golden data"}, None, {"paths": [str(p) for p in paths]})
     doc["skipped"] = _skipped_records(skipped)
     json_report.write(path, doc)
@@ -393,10 +405,11 @@ def diff_command(
 
     options = RunOptions(op=for_op(op).op, opset=opset, dtypes=tuple(dtype(d).name for d in dtypes),
                          use_hypothesis=not no_hypothesis, examples=examples, seed=seed)
+    path = report_json or DEFAULT_REPORT_DIR / f"diff-{options.op}.json"
+    _check_writable((path, "the JSON report"))
     first = make_runner(runner, provider, backend, isolate=not no_isolation, timeout=timeout)
     second = runner_from_name(against, isolate=not no_isolation, timeout=timeout)
     results = diff(select_examples(options), first, second, options)
-    path = report_json or DEFAULT_REPORT_DIR / f"diff-{options.op}.json"
     doc = json_report.document(results, {"first": first.describe(), "second": second.describe()}, seed, {"against": against})
     json_report.write(path, doc)
     _print_disagreements(results, first.describe(), second.describe(), str(path))

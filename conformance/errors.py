@@ -31,5 +31,11 @@ class UnavailableError(ConformError):
     exit_code = 3
 
 
+class OutputError(ConformError):
+    """A report, golden test or other file conform was asked to write that cannot be written there."""
+
+    exit_code = 4
+
+
 def _locate(path: str, line: int | None) -> str:
     return f"{path}:{line}: " if line is not None else f"{path}: "

@@ -345,13 +345,13 @@ def shrink_failures(results: list[Result], runner: Runner, options: RunOptions, 
 
 def _minimal_record(minimal: Example, runner: Runner, options: RunOptions, folder: Path, mode: str) -> dict:
     from .regression import case_yaml
-    from .report.json_report import write_atomic
+    from .output import write_atomic
 
     draft = case_yaml(minimal, "shrunk")
     name = f"shrunk_{hashlib.sha256(draft.encode()).hexdigest()[:10]}"
     text = case_yaml(minimal, name, spec=f"shrunk by hypothesis from a failing case (seed {options.seed})")
     path = folder / f"{name}.yaml"
-    write_atomic(path, text)
+    write_atomic(path, text, "the shrunk case file")
     named = dataclasses.replace(minimal, name=name, source=f"yaml:{path}")
     replay = shlex.join(["conform", "run", "--op", minimal.op, "--opset", str(minimal.version.since_version),
                          "--no-hypothesis", "--cases", str(path), "--mode", mode, "--case", named.id,

@@ -33,6 +33,7 @@ import yaml
 from .casefile import LineDict, Problems, check_keys, display_path, read_yaml
 from .compare import CRASH, ERROR, FAIL, FALLBACK, PASS, TIMEOUT, XFAIL, XPASS, Verdict
 from .errors import CaseFileError
+from .output import write_atomic
 from .reference import covered_ops, for_op
 from .runners.onnxruntime import PROVIDERS
 
@@ -154,15 +155,13 @@ def apply(results: list, expectations: list[Expectation], runner_info: dict) -> 
 
 def write_starting_file(results: list, runner_info: dict, path: Path) -> int:
     """Write the current deviations as an expectations file to start from; return how many."""
-    from .report.json_report import write_atomic
-
     failing = [r for r in results if r.outcome in DEVIATIONS]
     runner = {"CPUExecutionProvider": "cpu", "CUDAExecutionProvider": "cuda", "DmlExecutionProvider": "dml"}.get(
         runner_info.get("provider"), runner_info.get("name"))
     entries = [{"op": r.example.op, "case": r.example.id, "runner": runner,
                 "reason": f"observed: {r.verdict.message[:200]}"} for r in failing]
     header = "# Known deviations; replace each 'observed' reason with why the runtime deviates.\n"
-    write_atomic(path, header + yaml.safe_dump({"expectations": entries}, sort_keys=False, width=120))
+    write_atomic(path, header + yaml.safe_dump({"expectations": entries}, sort_keys=False, width=120), "the expectations file")
     return len(entries)
 
 

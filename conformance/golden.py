@@ -40,7 +40,7 @@ from .model import BuiltModel, build
 from .reference import covered_ops, for_op
 from .reference.base import Expected
 from .registry import version_in_force
-from .report.json_report import write_atomic
+from .output import check_folder, write_atomic, writing
 from .runners.base import Runner, RunOutput
 
 MANIFEST = "manifest.json"
@@ -120,7 +120,7 @@ class GenerateOptions:
 def generate(examples: Iterable[Example], options: GenerateOptions) -> dict:
     """Write one test directory per valid example and the manifest; return the manifest."""
     examples = list(examples)
-    options.out.mkdir(parents=True, exist_ok=True)
+    check_folder(options.out, "golden tests into")
     names = [test_name(e) for e in examples]
     if not options.force:
         existing = [n for n in names if (options.out / n).exists()]
@@ -134,7 +134,7 @@ def generate(examples: Iterable[Example], options: GenerateOptions) -> dict:
         "include_ambiguous": options.include_ambiguous,
         "tests": entries,
     }
-    write_atomic(options.out / MANIFEST, json.dumps(manifest, indent=1, sort_keys=True) + "\n")
+    write_atomic(options.out / MANIFEST, json.dumps(manifest, indent=1, sort_keys=True) + "\n", "the manifest")
     return manifest
 
 
@@ -160,7 +160,8 @@ def _generate_one(example: Example, name: str, options: GenerateOptions) -> dict
     if ambiguous and not options.include_ambiguous:
         return entry | {"status": f"{SKIPPED}: ambiguous spec reading ({ambiguous}); use --include-ambiguous"}
     files = _test_files(example, expected)
-    _write_test_dir(options.out, name, files)
+    with writing(options.out / name, "the golden test"):
+        _write_test_dir(options.out, name, files)
     status = "written" + (f" (ambiguous: stores the reading '{expected.readings[0].label}')" if ambiguous else "")
     return entry | {"status": status, "hash": content_hash(files)}
 

@@ -153,3 +153,24 @@ def test_the_entry_module_imports_nothing_so_worker_processes_start_light():
     completed = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)
     assert completed.stdout.strip() == "[]", completed.stderr
     assert entry_points(group="console_scripts")["conform"].value == "conformance.__main__:main"
+
+
+def test_a_report_that_cannot_be_written_is_exit_4_before_the_run(conform, tmp_path):
+    # A file where a folder should be stops even root (CI may run as root, which ignores modes).
+    blocker = tmp_path / "blocker"
+    blocker.write_text("a file, not a folder")
+    result = conform("run", "--op", "Slice", "--opset", "13", "--report-json", str(blocker / "r.json"))
+    assert_clean_error(result, 4, "cannot write the JSON report", str(blocker / "r.json"))
+    assert "cases:" not in result.stdout  # refused before any case ran, not after
+    junit = conform("run", "--op", "Slice", "--opset", "13", "--junit", str(blocker / "r.xml"))
+    assert_clean_error(junit, 4, "cannot write the JUnit report")
+    folder = conform("run", "--op", "Slice", "--opset", "13", "--report-json", str(tmp_path))
+    assert_clean_error(folder, 4, "cannot write the JSON report", "it is a folder")
+    assert blocker.read_text() == "a file, not a folder"
+
+
+def test_golden_data_that_cannot_be_written_is_exit_4(conform, tmp_path):
+    blocker = tmp_path / "blocker"
+    blocker.write_text("")
+    result = conform("generate", "--op", "Clip", "--opset", "13", "--no-hypothesis", "--out", str(blocker / "golden"))
+    assert_clean_error(result, 4, "cannot write golden tests into", str(blocker / "golden"))

@@ -7,7 +7,7 @@ import html
 from collections import Counter, defaultdict
 from pathlib import Path
 
-from .json_report import write_atomic
+from ..output import write_atomic
 from .junit import FAILURES
 
 COLOURS = {"pass": "#2e7d32", "fail": "#c62828", "error": "#6a1b9a", "crash": "#b71c1c", "timeout": "#b71c1c",
@@ -58,4 +58,4 @@ def _failure(record: dict) -> str:
 
 
 def write(path: Path, doc: dict) -> None:
-    write_atomic(path, render(doc))
+    write_atomic(path, render(doc), "the HTML report")

@@ -7,9 +7,7 @@ Arrays are written as {"dtype", "shape", "data"}; non-finite floats as the strin
 from __future__ import annotations
 
 import json
-import os
 import platform
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +16,7 @@ import onnx
 
 from .. import __version__
 from ..dtypes import from_numpy
+from ..output import write_atomic
 from ..values import dtype_name, format_scalar
 from . import summary
 
@@ -130,21 +129,8 @@ def document(results, runner_info: dict, seed: int | None, options: dict) -> dic
     }
 
 
-def write_atomic(path: Path, text: str) -> None:
-    """Write through a temporary file in the same folder, then rename: never a half-written file."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8") as stream:
-            stream.write(text)
-        os.replace(temporary, path)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
-
-
 def write(path: Path, doc: dict) -> None:
-    write_atomic(path, dumps(doc))
+    write_atomic(path, dumps(doc), "the JSON report")
 
 
 def dumps(doc: dict) -> str:

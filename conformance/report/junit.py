@@ -11,7 +11,7 @@ from collections import Counter
 from pathlib import Path
 
 from ..compare import CRASH, ERROR, FAIL, FALLBACK, SKIPPED, TIMEOUT, UNSUPPORTED, XFAIL, XPASS
-from .json_report import write_atomic
+from ..output import write_atomic
 
 FAILURES = (FAIL, CRASH, TIMEOUT, FALLBACK)
 SKIPS = (XFAIL, UNSUPPORTED, SKIPPED)
@@ -57,4 +57,4 @@ def document(doc: dict, strict: bool = False) -> ElementTree.ElementTree:
 def write(path: Path, doc: dict, strict: bool = False) -> None:
     tree = document(doc, strict)
     ElementTree.indent(tree)
-    write_atomic(path, ElementTree.tostring(tree.getroot(), encoding="unicode", xml_declaration=True) + "\n")
+    write_atomic(path, ElementTree.tostring(tree.getroot(), encoding="unicode", xml_declaration=True) + "\n", "the JUnit report")

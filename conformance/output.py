@@ -1,0 +1,66 @@
+"""The files conform writes (reports, golden tests, shrunk cases, expectation files): each is written
+whole or not at all, and a place that cannot take it is an OutputError naming the file, not a traceback.
+
+`check_writable` tries a place before a run spends minutes on the results it will hold.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import tempfile
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Iterator
+
+from .errors import OutputError
+
+
+@contextmanager
+def writing(path: Path, what: str) -> Iterator[None]:
+    """Within it, an OSError is an OutputError saying which file could not be written, and why."""
+    try:
+        yield
+    except OSError as error:
+        reason = error.strerror or str(error)
+        raise OutputError(f"cannot write {what} {path}: {reason}") from error
+
+
+def write_atomic(path: Path, text: str, what: str = "the file") -> None:
+    """Write through a temporary file in the same folder, then rename: never a half-written file."""
+    with writing(path, what):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+        try:
+            with os.fdopen(handle, "w", encoding="utf-8") as stream:
+                stream.write(text)
+            os.replace(temporary, path)
+        except BaseException:
+            Path(temporary).unlink(missing_ok=True)
+            raise
+
+
+def check_writable(path: Path, what: str) -> None:
+    """Raise OutputError now if `write_atomic(path, ...)` could not create the file later: its
+    folder is made if missing and a temporary file is created in it and removed."""
+    with writing(path, what):
+        if path.is_dir():
+            raise IsADirectoryError(errno.EISDIR, "it is a folder")
+        _try_folder(path.parent)
+
+
+def check_folder(folder: Path, what: str) -> None:
+    """Raise OutputError now if files cannot be created in `folder` (made if missing)."""
+    with writing(folder, what):
+        _try_folder(folder)
+
+
+def _try_folder(folder: Path) -> None:
+    # mkdir's own complaint about a file in the way ("File exists") names neither the file nor the problem.
+    in_the_way = next((p for p in (folder, *folder.parents) if p.exists() and not p.is_dir()), None)
+    if in_the_way is not None:
+        raise NotADirectoryError(errno.ENOTDIR, f"{in_the_way} is a file, not a folder")
+    folder.mkdir(parents=True, exist_ok=True)
+    handle, temporary = tempfile.mkstemp(dir=folder, prefix=".conform-check.", suffix=".tmp")
+    os.close(handle)
+    os.unlink(temporary)

@@ -1,0 +1,55 @@
+"""Files conform writes: whole or not at all, and an OutputError naming the file when they cannot be."""
+
+import errno
+import os
+
+import pytest
+
+from conformance.errors import OutputError
+from conformance.output import check_writable, write_atomic
+
+
+def test_a_failed_write_leaves_the_old_file_and_no_temporary_file(tmp_path, monkeypatch):
+    target = tmp_path / "report.json"
+    target.write_text("old")
+
+    def disk_full(source, destination):
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    monkeypatch.setattr(os, "replace", disk_full)
+    with pytest.raises(OutputError, match=r"cannot write the JSON report .*report\.json: No space left on device"):
+        write_atomic(target, "new", "the JSON report")
+    assert target.read_text() == "old"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["report.json"]
+
+
+def test_a_write_creates_missing_folders_and_replaces_the_file_whole(tmp_path):
+    target = tmp_path / "a" / "b" / "report.json"
+    write_atomic(target, "first")
+    write_atomic(target, "second")
+    assert target.read_text() == "second"
+    assert sorted(p.name for p in target.parent.iterdir()) == ["report.json"]
+
+
+def test_check_writable_makes_the_folder_and_leaves_nothing_else(tmp_path):
+    target = tmp_path / "new" / "report.json"
+    check_writable(target, "the JSON report")
+    assert target.parent.is_dir() and list(target.parent.iterdir()) == []
+
+
+def a_folder(tmp):
+    return tmp
+
+
+def under_a_file(tmp):
+    (tmp / "file").write_text("")
+    return tmp / "file" / "report.json"
+
+
+@pytest.mark.parametrize("blocked", [a_folder, under_a_file])
+def test_check_writable_refuses_what_write_atomic_could_not_write(tmp_path, blocked):
+    target = blocked(tmp_path)
+    with pytest.raises(OutputError, match="cannot write the HTML report"):
+        check_writable(target, "the HTML report")
+    with pytest.raises(OutputError):
+        write_atomic(target, "x")
