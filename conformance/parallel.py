@@ -22,6 +22,7 @@ from typing import Callable, Iterator
 from .execute import Result, RunOptions, WorkUnit, check_case_ids_found, examples_of, run_examples
 from .runners import Runner, RunnerSpec, make_runner
 from .runners.isolated import death as _death
+from .runners.isolated import start_process
 from .runners.lifetime import serve
 
 # Units held by each worker: with a second one queued, a worker starts it at once instead of
@@ -101,8 +102,10 @@ class _Worker:
         # Not a daemon: daemons may not start children, and a worker starts the runtime's own worker
         # process. It ends with this process all the same (die_with_parent, and `stop`).
         self.process = context.Process(target=_serve, args=(*arguments, child))
-        self.process.start()
-        child.close()
+        try:
+            start_process(self.process)
+        finally:
+            child.close()
         self.positions: deque[int] = deque()
 
     def give(self, position: int, unit: WorkUnit) -> None:

@@ -95,3 +95,29 @@ def test_the_units_a_dead_worker_held_but_had_not_started_go_to_the_next_worker(
     assert [[r.verdict.outcome for r in f] for f in found] == [[r.verdict.outcome for r in s] for s in serial]
     assert rescued == [units[0]] and len(notes) == 1 and "died" in notes[0]
     assert pool._workers[0] is not first and not pool._workers[0].positions
+
+
+def test_a_system_that_will_not_start_worker_processes_is_an_unavailable_error(monkeypatch):
+    # Out of processes or memory, starting a worker raises OSError (EAGAIN, ENOMEM); the run must
+    # end with one clear message (exit 3), the isolated runner left closable.
+    import errno
+    import multiprocessing.process
+
+    import pytest
+
+    from conformance.errors import UnavailableError
+    from conformance.execute import run_examples, select_examples
+    from conformance.parallel import run_parallel
+    from conformance.runners import RunnerSpec, make_runner
+
+    def refused(process):
+        raise OSError(errno.EAGAIN, os.strerror(errno.EAGAIN))
+
+    monkeypatch.setattr(multiprocessing.process.BaseProcess, "start", refused)
+    options = RunOptions(op="Slice", opset=13, dtypes=("float",), use_hypothesis=False)
+    runner = make_runner(isolate=True)
+    with pytest.raises(UnavailableError, match="could not start a worker process .*Resource temporarily unavailable"):
+        run_examples(select_examples(options)[:2], runner, options)
+    runner.close()
+    with pytest.raises(UnavailableError, match="could not start a worker process"):
+        run_parallel(plan(options), options, RunnerSpec(), 2, False, 10.0)

@@ -23,6 +23,7 @@ from typing import Iterable, Iterator
 
 import onnx
 
+from ..errors import UnavailableError
 from ..model import BuiltModel
 from . import RunnerSpec
 from .base import RunOutput
@@ -51,6 +52,16 @@ OVERLAP_BYTES = 4096
 def _parsed(data: bytes) -> onnx.ModelProto:
     """Parsed once per distinct model: most cases share their model with many others."""
     return onnx.load_from_string(data)
+
+
+def start_process(process: multiprocessing.process.BaseProcess) -> None:
+    """Start a worker process, or say why the system would not (out of processes or memory) as an
+    UnavailableError rather than a traceback."""
+    try:
+        process.start()
+    except OSError as error:
+        raise UnavailableError(f"could not start a worker process ({error.strerror or error}); "
+                               "free some memory or processes, or run with --no-isolation and fewer --jobs") from error
 
 
 def death(exitcode: int | None) -> str:
@@ -90,10 +101,15 @@ class IsolatedRunner:
 
     def _start(self) -> None:
         parent, child = self._context.Pipe()
-        self._process = self._context.Process(target=_serve, args=(self.spec, child), daemon=True)
-        self._process.start()
-        child.close()
-        self._connection = parent
+        process = self._context.Process(target=_serve, args=(self.spec, child), daemon=True)
+        try:
+            start_process(process)
+        except UnavailableError:
+            parent.close()
+            raise
+        finally:
+            child.close()
+        self._process, self._connection = process, parent
         # Connection.poll builds a selector for every call; where the pipe is a file descriptor
         # (POSIX), one poll object per worker answers the same question for a fraction of the cost.
         self._poller = select.poll() if hasattr(select, "poll") else None
@@ -102,6 +118,8 @@ class IsolatedRunner:
 
     def _stop(self, kill: bool) -> str:
         process, self._process = self._process, None
+        if process is None:  # never started, or it failed to
+            return "not started"
         if kill:
             process.kill()
         process.join(5)
