@@ -14,6 +14,11 @@ ROOT = Path(__file__).resolve().parent.parent
 BACKENDS = Path(__file__).resolve().parent / "backends"
 
 
+def with_test_backends() -> dict[str, str]:
+    """This process's environment, with the deliberately broken backends of tests/backends importable."""
+    return {**os.environ, "PYTHONPATH": f"{BACKENDS}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"}
+
+
 class CliResult:
     def __init__(self, completed: subprocess.CompletedProcess, report: Path | None) -> None:
         self.code = completed.returncode
@@ -39,7 +44,7 @@ def conform(tmp_path):
         if report and argv and argv[0] == "run" and "--report-json" not in argv:
             path = tmp_path / "report.json"
             argv += ["--report-json", str(path)]
-        env = {**os.environ, "PYTHONPATH": f"{BACKENDS}{os.pathsep}{os.environ.get('PYTHONPATH', '')}", "COLUMNS": "200"}
+        env = {**with_test_backends(), "COLUMNS": "200"}
         completed = subprocess.run(
             [sys.executable, "-m", "conformance", *argv], capture_output=True, text=True, cwd=tmp_path, env=env, timeout=600
         )

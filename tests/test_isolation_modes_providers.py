@@ -14,6 +14,7 @@ from conformance.dtypes import all_names
 from conformance.providers import directml_clip_bound, directml_clip_note
 from conformance.runners.fallback import fallback_message, providers_that_ran, read_profile
 from conformance.runners.onnxruntime import session_options
+from conftest import BACKENDS, with_test_backends
 
 DATA = Path(__file__).parent / "data"
 SLICE_FLOAT = ("run", "--op", "Slice", "--opset", "13", "--dtype", "float", "--no-hypothesis")
@@ -137,20 +138,16 @@ def test_diff_against_an_unavailable_provider_is_exit_3(conform):
     assert result.code == 3 and "not available (available:" in result.stderr
 
 
-BACKENDS = Path(__file__).parent / "backends"
-
-
 def test_cases_in_flight_when_the_worker_dies_are_each_judged_once(monkeypatch):
     # The isolated runner sends later cases before reading earlier answers. A death or a hang
     # belongs to the oldest unanswered case; the ones sent after it must still run, on a fresh worker.
     import dataclasses
-    import os
 
     from conformance.execute import RunOptions, run_examples, select_examples
     from conformance.runners import make_runner
 
     monkeypatch.syspath_prepend(str(BACKENDS))
-    monkeypatch.setenv("PYTHONPATH", f"{BACKENDS}{os.pathsep}{os.environ.get('PYTHONPATH', '')}")
+    monkeypatch.setenv("PYTHONPATH", with_test_backends()["PYTHONPATH"])
     options = RunOptions(op="Slice", opset=13, dtypes=("float",), use_hypothesis=False,
                          case_ids=("Slice-13/negative_start/float/int64",))
     template = select_examples(options)[0]
