@@ -1,0 +1,58 @@
+"""The run loop: cases staged a few at a time, results the same and in order, and each case's
+seconds its own."""
+
+import time
+
+import numpy as np
+
+from conformance import execute
+from conformance.execute import RunOptions, run_examples, select_examples, staged_chunks
+from conformance.runners import make_runner
+
+OPTIONS = RunOptions(op="Slice", opset=13, dtypes=("float", "int8"), examples=5, seed=1)
+
+
+def comparable(results):
+    return [(r.example.id, r.verdict.outcome, r.verdict.message, [a.tobytes() for a in r.actual]) for r in results]
+
+
+def test_staging_in_chunks_changes_no_result_nor_their_order(monkeypatch):
+    examples = select_examples(OPTIONS)
+    chunked = run_examples(examples, make_runner(), OPTIONS)
+    monkeypatch.setattr(execute, "STAGE_CHUNK", 1)
+    one_by_one = run_examples(examples, make_runner(), OPTIONS)
+    assert len(chunked) == len(examples) > execute.STAGE_CHUNK
+    assert comparable(chunked) == comparable(one_by_one)
+
+
+def test_a_chunk_ends_at_its_count_or_once_it_holds_its_bytes(monkeypatch):
+    examples = select_examples(OPTIONS)
+    sizes = [len(chunk) for chunk in staged_chunks(examples, make_runner(), OPTIONS)]
+    assert sum(sizes) == len(examples) and set(sizes[:-1]) == {execute.STAGE_CHUNK}
+    monkeypatch.setattr(execute, "STAGE_BYTES", 1)  # every staged case holds at least one byte
+    assert all(len(chunk) == 1 for chunk in staged_chunks(examples[:20], make_runner(), OPTIONS))
+
+
+class SlowOn:
+    """The in-process runner, but 0.2 s slower on cases with one particular `data` input."""
+
+    def __init__(self, data):
+        self.inner, self.data = make_runner(), data
+
+    def __getattr__(self, name):
+        return getattr(self.inner, name)
+
+    def run(self, built):
+        if np.array_equal(built.feeds.get("data"), self.data):
+            time.sleep(0.2)
+        return self.inner.run(built)
+
+
+def test_each_result_times_its_own_case_not_the_chunk_around_it():
+    # Staged together, the cases after the slow one wait for it; their seconds must not say so.
+    examples = select_examples(OPTIONS)[:execute.STAGE_CHUNK]
+    runner = SlowOn(examples[3].inputs["data"])
+    slow = {i for i, e in enumerate(examples) if np.array_equal(e.inputs["data"], runner.data)}
+    seconds = [r.seconds for r in run_examples(examples, runner, OPTIONS)]
+    assert all(seconds[i] >= 0.2 for i in slow)
+    assert all(s < 0.1 for i, s in enumerate(seconds) if i not in slow), seconds
