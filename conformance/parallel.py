@@ -13,7 +13,6 @@ unit it held but had not started goes to a fresh worker.
 
 from __future__ import annotations
 
-import multiprocessing
 import os
 from collections import deque
 from multiprocessing.connection import Connection, wait
@@ -22,8 +21,7 @@ from typing import Callable, Iterator
 from .execute import Result, RunOptions, WorkUnit, check_case_ids_found, examples_of, run_examples
 from .runners import Runner, RunnerSpec, make_runner
 from .runners.isolated import death as _death
-from .runners.isolated import start_process
-from .runners.lifetime import serve
+from .runners.lifetime import serve, start_worker
 
 # Units held by each worker: with a second one queued, a worker starts it at once instead of
 # waiting for this process to read its answer and send another.
@@ -97,15 +95,9 @@ class _Worker:
     """One worker process, its end of the pipe, and the positions of the units it holds, oldest first."""
 
     def __init__(self, arguments: tuple) -> None:
-        context = multiprocessing.get_context("spawn")
-        self.connection, child = context.Pipe()
         # Not a daemon: daemons may not start children, and a worker starts the runtime's own worker
         # process. It ends with this process all the same (die_with_parent, and `stop`).
-        self.process = context.Process(target=_serve, args=(*arguments, child))
-        try:
-            start_process(self.process)
-        finally:
-            child.close()
+        self.process, self.connection = start_worker(_serve, arguments)
         self.positions: deque[int] = deque()
 
     def give(self, position: int, unit: WorkUnit) -> None:

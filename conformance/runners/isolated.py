@@ -13,7 +13,6 @@ fresh worker.
 
 from __future__ import annotations
 
-import multiprocessing
 import select
 import signal
 from collections import deque
@@ -23,11 +22,10 @@ from typing import Iterable, Iterator
 
 import onnx
 
-from ..errors import UnavailableError
 from ..model import BuiltModel
 from . import RunnerSpec
 from .base import RunOutput
-from .lifetime import serve
+from .lifetime import serve, start_worker
 from .wire import dump_case, pack_output, unpack_case, unpack_output
 
 
@@ -54,16 +52,6 @@ def _parsed(data: bytes) -> onnx.ModelProto:
     return onnx.load_from_string(data)
 
 
-def start_process(process: multiprocessing.process.BaseProcess) -> None:
-    """Start a worker process, or say why the system would not (out of processes or memory) as an
-    UnavailableError rather than a traceback."""
-    try:
-        process.start()
-    except OSError as error:
-        raise UnavailableError(f"could not start a worker process ({error.strerror or error}); "
-                               "free some memory or processes, or run with --no-isolation and fewer --jobs") from error
-
-
 def death(exitcode: int | None) -> str:
     """How a process ended, in words: the signal that killed it, or its exit code."""
     if exitcode is not None and exitcode < 0:
@@ -82,7 +70,6 @@ class IsolatedRunner:
         self.timeout = timeout
         self._local = spec.make()  # fails here, in the parent, when the runtime is not available
         self.name = self._local.name
-        self._context = multiprocessing.get_context("spawn")
         self._process = None
         self._connection: Connection | None = None
         self._poller = None
@@ -100,21 +87,12 @@ class IsolatedRunner:
             self._start()
 
     def _start(self) -> None:
-        parent, child = self._context.Pipe()
-        process = self._context.Process(target=_serve, args=(self.spec, child), daemon=True)
-        try:
-            start_process(process)
-        except UnavailableError:
-            parent.close()
-            raise
-        finally:
-            child.close()
-        self._process, self._connection = process, parent
+        self._process, self._connection = start_worker(_serve, (self.spec,), daemon=True)
         # Connection.poll builds a selector for every call; where the pipe is a file descriptor
         # (POSIX), one poll object per worker answers the same question for a fraction of the cost.
         self._poller = select.poll() if hasattr(select, "poll") else None
         if self._poller is not None:
-            self._poller.register(parent.fileno(), select.POLLIN)
+            self._poller.register(self._connection.fileno(), select.POLLIN)
 
     def _stop(self, kill: bool) -> str:
         process, self._process = self._process, None

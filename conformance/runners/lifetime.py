@@ -14,9 +14,29 @@ import pickle
 import signal
 import sys
 from multiprocessing.connection import Connection
+from multiprocessing.process import BaseProcess
 from typing import Any, Callable
 
+from ..errors import UnavailableError
+
 _PR_SET_PDEATHSIG = 1
+
+
+def start_worker(target: Callable[..., None], args: tuple, daemon: bool = False) -> tuple[BaseProcess, Connection]:
+    """A spawned process running `target(*args, connection)`, and this process's end of the pipe.
+    When the system will not start it (out of processes or memory): UnavailableError, no traceback."""
+    context = multiprocessing.get_context("spawn")
+    parent, child = context.Pipe()
+    process = context.Process(target=target, args=(*args, child), daemon=daemon)
+    try:
+        process.start()
+    except OSError as error:
+        parent.close()
+        raise UnavailableError(f"could not start a worker process ({error.strerror or error}); "
+                               "free some memory or processes, or run with --no-isolation and fewer --jobs") from error
+    finally:
+        child.close()
+    return process, parent
 
 
 def die_with_parent() -> None:
