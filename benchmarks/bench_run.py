@@ -95,7 +95,7 @@ def execution() -> None:
     print("2. conform execution on onnxruntime CPU, Slice-13 (reference + build + run + compare)")
     print(f"   all {len(examples)} cases; then the {len(same_cases)} that the loops of 3 and 4 can run (the rest are types"
           " numpy cannot hand over, or invalid cases the runtime rejects)")
-    conform_loops = {(isolate, which): _conform_loop(cases, isolate, options)
+    conform_loops = {(isolate, which): _ConformLoop(cases, isolate, options)
                      for isolate in (False, True) for which, cases in (("all", examples), ("same", same_cases))}
     first = {key: timed(loop)[1] for key, loop in conform_loops.items()}  # creates the sessions
     sessions = {b.data: onnxruntime.InferenceSession(b.data, session_options(onnxruntime, "cpu", "on"),
@@ -118,11 +118,11 @@ def execution() -> None:
         reused, cold = best[isolate, "same"], first[isolate, "same"]
         print(f"     {which:10s} conform / one-session-per-case: sessions reused {best['per case'] / reused:5.1f}x,"
               f" first pass {best['per case'] / cold:5.1f}x;  conform (sessions reused) / floor {best['floor'] / reused:.2f}x")
-    for key in conform_loops:
-        conform_loops[key].close()
+    for loop in conform_loops.values():
+        loop.close()
 
 
-class _conform_loop:
+class _ConformLoop:
     """run_examples over fixed cases on its own runner, callable for timing, closed when done."""
 
     def __init__(self, cases, isolate: bool, options: RunOptions) -> None:
