@@ -105,10 +105,14 @@ def display_path(path: Path) -> str:
 
 
 def case_files(roots: Iterable[Path]) -> list[Path]:
+    """The case files under each root, a file or a folder searched for *.yaml and *.yml."""
     found: list[Path] = []
     for root in roots:
         if root.is_dir():
-            found += sorted(p for p in root.rglob("*") if p.suffix in (".yaml", ".yml") and p.is_file())
+            inside = sorted(p for p in root.rglob("*") if p.suffix in (".yaml", ".yml") and p.is_file())
+            if not inside:
+                raise ConformError(f"{root}: no case files (*.yaml, *.yml) in this folder")
+            found += inside
         elif root.exists():
             found.append(root)
         else:
@@ -142,6 +146,9 @@ def read_yaml(path: Path, problems: Problems) -> Any:
     except yaml.MarkedYAMLError as error:
         mark = error.problem_mark or error.context_mark
         problems.add(shown, mark.line + 1 if mark else None, f"invalid YAML: {error.problem or error.context}")
+    except yaml.reader.ReaderError as error:
+        problems.add(shown, None, f"not a text file: character #x{error.character:04x} at position {error.position} "
+                                  "(a case file is UTF-8 text)")
     except (yaml.YAMLError, OSError, UnicodeDecodeError) as error:
         problems.add(shown, None, f"cannot read: {error}")
     return None

@@ -141,13 +141,42 @@ def check_case_ids_found(examples, options: RunOptions) -> None:
         raise UsageError(f"no case with id {', '.join(sorted(missing))} (see the 'id' field of a report)")
 
 
+def check_selection(examples, options: RunOptions) -> None:
+    """The cases a generated run chose: every `--case` id found, and at least one case.
+
+    A run of nothing would exit 0 and read as a pass in CI. An empty shard is the exception: it is
+    one part of a selection that other shards hold.
+    """
+    check_case_ids_found(examples, options)
+    if not examples and options.shard[1] == 1:
+        raise UsageError(f"nothing to run: {_why_nothing(options)}")
+
+
+def _why_nothing(options: RunOptions) -> str:
+    if not (options.use_yaml or options.use_hypothesis):
+        return "--no-yaml and --no-hypothesis together leave no source of cases"
+    return f"no case of {_scope(options)} from {_sources(options)}"
+
+
+def _sources(options: RunOptions) -> str:
+    drawn = "hypothesis" if options.examples > 0 else "hypothesis with --examples 0"
+    if options.use_yaml and options.use_hypothesis:
+        return f"the case files and {drawn}"
+    return "the case files (hypothesis is off)" if options.use_yaml else f"{drawn} (the case files are off)"
+
+
+def _scope(options: RunOptions) -> str:
+    scope = options.op if options.opset is None else version_in_force(options.op, options.opset).label
+    return scope + (f" in dtype {', '.join(options.dtypes)}" if options.dtypes else "")
+
+
 def select_examples(options: RunOptions, units: list[WorkUnit] | None = None) -> list[Example]:
     """The examples a run covers: case files' then hypothesis', filtered by version, dtype and id.
 
     `units` is the run's plan when the caller has it already.
     """
     chosen = [e for unit in (plan(options) if units is None else units) for e in examples_of(unit, options)]
-    check_case_ids_found(chosen, options)
+    check_selection(chosen, options)
     return chosen
 
 

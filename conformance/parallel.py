@@ -18,7 +18,7 @@ from collections import deque
 from multiprocessing.connection import Connection, wait
 from typing import Callable, Iterator
 
-from .execute import Result, RunOptions, WorkUnit, check_case_ids_found, examples_of, run_examples
+from .execute import Result, RunOptions, WorkUnit, check_selection, examples_of, run_examples
 from .runners import Runner, RunnerSpec, make_runner
 from .runners.isolated import death as _death
 from .runners.lifetime import serve, start_worker
@@ -73,7 +73,7 @@ def run_parallel(units: list[WorkUnit], options: RunOptions, spec: RunnerSpec, j
         for runner in rescuer:
             runner.close()
     pool.close(kill=False)
-    check_case_ids_found([r.example for r in results], options)
+    check_selection([r.example for r in results], options)
     return results
 
 

@@ -79,21 +79,32 @@ class ConformFailure(AssertionError):
 
 
 def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list) -> None:
-    op = config.getoption("--conform-op")
-    if not op:
+    if not config.getoption("--conform-op"):
         return
+    from .errors import ConformError
+
+    try:
+        items.extend(_conform_items(session, config))
+    except ConformError as error:
+        # pytest prints a UsageError as one "ERROR:" line and exits 4, where any other exception
+        # would be an INTERNALERROR traceback.
+        raise pytest.UsageError(f"conform: {error.message}") from None
+
+
+def _conform_items(session: pytest.Session, config: pytest.Config) -> list[ConformItem]:
     from . import strategies
     from .execute import RunOptions, select_examples
     from .expectations import load
     from .reference import for_op
     from .runners import make_runner
 
+    examples = config.getoption("--conform-examples")
     options = RunOptions(
-        op=for_op(op).op, opset=config.getoption("--conform-opset"),
+        op=for_op(config.getoption("--conform-op")).op, opset=config.getoption("--conform-opset"),
         use_hypothesis=not config.getoption("--conform-no-hypothesis"),
-        examples=config.getoption("--conform-examples") or strategies.DEFAULT_EXAMPLES, seed=config.getoption("--conform-seed"),
+        examples=strategies.DEFAULT_EXAMPLES if examples is None else examples, seed=config.getoption("--conform-seed"),
     )
     runner = make_runner(provider=config.getoption("--conform-provider"), backend=config.getoption("--conform-backend"))
     expect = config.getoption("--conform-expect")
     context = (runner, options, load(Path(expect)) if expect else [])
-    items.extend(ConformItem.from_parent(session, name=e.id, example=e, context=context) for e in select_examples(options))
+    return [ConformItem.from_parent(session, name=e.id, example=e, context=context) for e in select_examples(options)]

@@ -5,7 +5,7 @@ import textwrap
 import pytest
 
 from conformance import casefile
-from conformance.errors import CaseFileError
+from conformance.errors import CaseFileError, ConformError
 
 
 def write(tmp_path, name, text):
@@ -99,3 +99,16 @@ def test_every_problem_in_every_file_is_reported(tmp_path):
     a = write(tmp_path, "a.yaml", GOOD_CASE.replace("dtypes:", "dtype:"))
     b = write(tmp_path, "b.yaml", "op: Clip\ncases: 3\n")
     assert len(problems(a, b)) == 2
+
+
+def test_a_binary_file_is_named_as_not_text(tmp_path):
+    path = tmp_path / "binary.yaml"
+    path.write_bytes(b"op: Slice\x00\x01")
+    [(where, _, message)] = problems(path)
+    assert where.endswith("binary.yaml") and "not a text file" in message and "#x0000" in message
+
+
+def test_a_folder_without_case_files_is_refused(tmp_path):
+    (tmp_path / "notes.txt").write_text("op: Slice\n")
+    with pytest.raises(ConformError, match="no case files"):
+        casefile.case_files([tmp_path])

@@ -81,6 +81,51 @@ def test_case_filter_with_unknown_id_is_exit_2(conform):
     assert_clean_error(conform("run", "--op", "Slice", "--case", "Slice-13/nope/float/int64"), 2, "no case with id")
 
 
+ONE_CLIP_CASE = """\
+op: Clip
+cases:
+  - name: only_one
+    versions: [13]
+    dtypes: [float]
+    inputs: {input: [0, 5, 10], min: 3, max: 6}
+"""
+
+
+@pytest.mark.parametrize("options, why", [
+    (("--no-yaml", "--no-hypothesis"), "--no-yaml and --no-hypothesis together leave no source of cases"),
+    (("--no-yaml", "--examples", "0"), "no case of Clip-13 from hypothesis with --examples 0"),
+    (("--no-yaml", "--examples", "0", "--jobs", "2"), "no case of Clip-13 from hypothesis with --examples 0"),
+    (("--no-hypothesis", "--dtype", "double"), "no case of Clip-13 in dtype double from the case files (hypothesis is off)"),
+])
+def test_a_run_of_no_cases_is_an_error_not_a_pass(conform, tmp_path, options, why):
+    (tmp_path / "one.yaml").write_text(ONE_CLIP_CASE)
+    result = conform("run", "--op", "Clip", "--opset", "13", "--only-cases", "one.yaml", *options)
+    assert_clean_error(result, 2, f"nothing to run: {why}")
+    assert not result.report_path.exists()
+
+
+def test_an_empty_shard_of_a_selection_passes_and_the_other_holds_the_case(conform, tmp_path):
+    (tmp_path / "one.yaml").write_text(ONE_CLIP_CASE)
+    totals = []
+    for shard in ("1/2", "2/2"):
+        result = conform("run", "--op", "Clip", "--opset", "13", "--only-cases", "one.yaml", "--no-hypothesis", "--shard", shard,
+                         "--report-json", f"shard{shard[0]}.json")
+        assert result.code == 0, result.stderr
+        totals.append(json.loads((tmp_path / f"shard{shard[0]}.json").read_text())["summary"]["total"])
+    assert sorted(totals) == [0, 1]
+
+
+def test_a_case_folder_without_case_files_is_exit_2(conform, tmp_path):
+    (tmp_path / "empty").mkdir()
+    assert_clean_error(conform("run", "--op", "Clip", "--only-cases", "empty"), 2, "empty: no case files (*.yaml, *.yml)")
+
+
+def test_generate_of_no_cases_is_exit_2_and_writes_nothing(conform, tmp_path):
+    result = conform("generate", "--op", "Clip", "--opset", "13", "--out", "golden", "--no-yaml", "--examples", "0")
+    assert_clean_error(result, 2, "nothing to run: no case of Clip-13 from hypothesis with --examples 0")
+    assert not (tmp_path / "golden").exists()
+
+
 def test_reference_runner_is_selectable(conform):
     result = conform("run", "--op", "Clip", "--opset", "13", "--runner", "reference")
     assert result.report["runner"]["name"] == "onnx.reference"

@@ -9,6 +9,8 @@ import textwrap
 import xml.etree.ElementTree as ElementTree
 from pathlib import Path
 
+import pytest
+
 
 ROOT = Path(__file__).resolve().parent.parent
 DEVIATION = "Slice-13/negative_step_int_max_end/float/int64"
@@ -178,3 +180,21 @@ def test_pytest_plugin_failures_show_the_diff(tmp_path):
     assert "values differ" in completed.stdout or "expected float" in completed.stdout
     assert "replay: conform run --op Slice --opset 13" in completed.stdout
 
+
+
+@pytest.mark.parametrize("options, message", [
+    (("--conform-op", "Nope"), "ERROR: conform: unknown op 'Nope' (covered: Clip, ConstantOfShape, Slice)"),
+    (("--conform-op", "Slice", "--conform-provider", "cuda"), "ERROR: conform: provider 'cuda' (CUDAExecutionProvider) not available"),
+])
+def test_pytest_plugin_bad_options_are_one_error_line_not_an_internal_error(tmp_path, options, message):
+    completed = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *options],
+                               cwd=tmp_path, capture_output=True, text=True, timeout=600)
+    output = completed.stdout + completed.stderr
+    assert completed.returncode == pytest.ExitCode.USAGE_ERROR, output
+    assert message in output and "INTERNALERROR" not in output and "Traceback" not in output
+
+
+def test_pytest_plugin_examples_0_draws_no_hypothesis_case(tmp_path):
+    drawn_none = pytest_counts(tmp_path, "--conform-op", "Clip", "--conform-opset", "13", "--conform-examples", "0")
+    yaml_only = pytest_counts(tmp_path, "--conform-op", "Clip", "--conform-opset", "13", "--conform-no-hypothesis")
+    assert drawn_none == yaml_only
