@@ -282,13 +282,16 @@ def merge_command(
     strict: bool = typer.Option(False, "--strict", help="xpass counts as a failure in JUnit and the exit code."),
 ) -> None:
     """Merge shard reports into one JSON (and JUnit/HTML) report."""
-    from .report.merge import merge
+    from .report.merge import merge, why_incomplete
 
     _check_writable((report_json, "the merged JSON report"), (junit, "the JUnit report"), (html_report, "the HTML report"))
     doc = merge(reports)
     json_report.write(report_json, doc)
     _write_other_reports(doc, junit, html_report, strict)
     out.print(f"{doc['summary']['total']} cases from {len(reports)} reports: {report_json}", highlight=False)
+    if not doc["complete"]:
+        # The cases of a missing or interrupted shard were never judged: not a pass, whatever the rest say.
+        raise UsageError(f"the merged report is incomplete: {why_incomplete(doc)}")
     failing = any(r["outcome"] in FAILING or (strict and r["outcome"] == "xpass") for r in doc["results"])
     raise typer.Exit(1 if failing or (strict and doc["stale_expectations"]) else 0)
 

@@ -153,6 +153,53 @@ def test_shards_are_disjoint_and_together_equal_the_unsharded_run(conform, tmp_p
     assert result.code in (0, 1)
 
 
+SMALL_RUN = ("run", "--op", "Clip", "--opset", "13", "--dtype", "float", "--examples", "6", "--seed", "3")
+
+
+@pytest.fixture(scope="module")
+def shard_reports(tmp_path_factory):
+    """Reports of shards of a small run: thirds, halves, and thirds of the same run with another seed."""
+    folder = tmp_path_factory.mktemp("shards")
+    made = {}
+    for name, extra in [("1/3", ()), ("2/3", ()), ("3/3", ()), ("1/2", ()), ("1/3 seed 4", ("--seed", "4"))]:
+        path = folder / f"{name.replace('/', 'of').replace(' ', '-')}.json"
+        subprocess.run([sys.executable, "-m", "conformance", *SMALL_RUN, *extra, "--shard", name.split()[0],
+                        "--report-json", str(path)], capture_output=True, timeout=600, cwd=folder)
+        made[name] = path
+    return made
+
+
+def test_merging_all_shards_is_complete(conform, shard_reports, tmp_path):
+    result = conform("merge", *(str(shard_reports[k]) for k in ("1/3", "2/3", "3/3")), "--report-json", "all.json")
+    doc = json.loads((tmp_path / "all.json").read_text())
+    assert result.code in (0, 1) and doc["complete"] and doc["missing_shards"] == []
+
+
+def test_merging_with_a_shard_missing_is_exit_2_and_says_which(conform, shard_reports, tmp_path):
+    result = conform("merge", str(shard_reports["1/3"]), str(shard_reports["3/3"]), "--report-json", "part.json")
+    assert result.code == 2 and "the merged report is incomplete: shard 2/3 missing" in result.stderr, result.stderr
+    doc = json.loads((tmp_path / "part.json").read_text())
+    assert not doc["complete"] and doc["missing_shards"] == ["2/3"]
+    assert doc["summary"]["total"] == sum(len(json.loads(shard_reports[k].read_text())["results"]) for k in ("1/3", "3/3"))
+
+
+def test_merging_an_interrupted_shard_is_exit_2(conform, shard_reports, tmp_path):
+    interrupted = tmp_path / "2of3-interrupted.json"
+    interrupted.write_text(shard_reports["2/3"].read_text().replace('"complete": true', '"complete": false', 1))
+    result = conform("merge", str(shard_reports["1/3"]), str(interrupted), str(shard_reports["3/3"]), "--report-json", "m.json")
+    assert result.code == 2 and f"{interrupted} was interrupted (complete: false)" in result.stderr, result.stderr
+
+
+@pytest.mark.parametrize("others, message", [
+    (("1/3 seed 4",), "are not shards of one run: seed 3 vs 4"),
+    (("1/2",), "the reports split the run different ways (into 2 and into 3)"),
+])
+def test_merging_reports_of_different_runs_is_refused(conform, shard_reports, tmp_path, others, message):
+    result = conform("merge", str(shard_reports["2/3"]), *(str(shard_reports[k]) for k in others), "--report-json", "m.json")
+    assert result.code == 2 and message in result.stderr, result.stderr
+    assert not (tmp_path / "m.json").exists()
+
+
 def test_bad_shard_is_exit_2(conform):
     result = conform(*BASE, "--shard", "4/3")
     assert result.code == 2 and "between 1 and N" in result.stderr

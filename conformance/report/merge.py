@@ -8,6 +8,7 @@ from pathlib import Path
 
 from ..compare import OUTCOMES
 from ..errors import UsageError
+from ..execute import parse_shard
 
 
 def _read(path: Path) -> dict:
@@ -20,10 +21,50 @@ def _read(path: Path) -> dict:
     return doc
 
 
+# What every shard of one run has in common; reports that differ here hold different cases or
+# judge them differently, and one merged report would claim a run nobody made.
+SAME_RUN = ("runner", "seed", "options")
+
+
+def _check_one_run(docs: list[dict], paths: list[Path]) -> None:
+    for doc, path in zip(docs[1:], paths[1:]):
+        for key in SAME_RUN:
+            if doc.get(key) != docs[0].get(key):
+                raise UsageError(f"{paths[0]} and {path} are not shards of one run: {_difference(key, docs[0].get(key), doc.get(key))}")
+
+
+def _difference(key: str, first, other) -> str:
+    if isinstance(first, dict) and isinstance(other, dict):
+        keys = sorted(k for k in first.keys() | other.keys() if first.get(k) != other.get(k))
+        return ", ".join(f"{key} {k} {first.get(k)!r} vs {other.get(k)!r}" for k in keys)
+    return f"{key} {first!r} vs {other!r}"
+
+
+def missing_shards(docs: list[dict], paths: list[Path]) -> list[str]:
+    """The shards K/N of the run that no report holds (none when a report holds the whole run)."""
+    split = {}
+    for doc, path in zip(docs, paths):
+        try:
+            index, count = parse_shard(str(doc.get("shard") or "1/1"))
+        except UsageError:
+            raise UsageError(f"{path}: its 'shard' is {doc.get('shard')!r}, not K/N") from None
+        split.setdefault(count, set()).add(index)
+    if 1 in split:
+        return []
+    if len(split) > 1:
+        raise UsageError(f"the reports split the run different ways ({' and '.join(f'into {n}' for n in sorted(split))}); "
+                         "merge the shards of one split")
+    [(count, present)] = split.items()
+    return [f"{k}/{count}" for k in range(1, count + 1) if k not in present]
+
+
 def merge(paths: list[Path]) -> dict:
     """One report: every result once (by id and variant), the summary recomputed, stale entries kept
-    only when no shard used them."""
+    only when no shard used them. `complete` is false when a shard is missing (`missing_shards`) or
+    was interrupted (`interrupted` names its report)."""
     docs = [_read(p) for p in paths]
+    _check_one_run(docs, paths)
+    missing = missing_shards(docs, paths)
     seen: dict[tuple, dict] = {}
     for doc in docs:
         for record in doc["results"]:
@@ -37,9 +78,18 @@ def merge(paths: list[Path]) -> dict:
         "runner": docs[0].get("runner"),
         "seed": docs[0].get("seed"),
         "options": docs[0].get("options"),
-        "complete": all(doc.get("complete", True) for doc in docs),
+        "complete": all(doc.get("complete", True) for doc in docs) and not missing,
         "shards": [doc.get("shard") for doc in docs],
+        "missing_shards": missing,
+        "interrupted": [str(path) for path, doc in zip(paths, docs) if not doc.get("complete", True)],
         "summary": {"total": len(results), **{o: counts.get(o, 0) for o in OUTCOMES}},
         "stale_expectations": [{"source": s, "reason": r} for s, r in sorted(stale)],
         "results": results,
     }
+
+
+def why_incomplete(merged: dict) -> str:
+    """What a merged report lacks, in one line."""
+    missing = merged["missing_shards"]
+    why = [f"shard{'s' if len(missing) > 1 else ''} {', '.join(missing)} missing"] if missing else []
+    return "; ".join(why + [f"{path} was interrupted (complete: false)" for path in merged["interrupted"]])
