@@ -378,6 +378,10 @@ def verify_command(
             skipped.append(found)
         else:
             results += found
+    if not results:
+        first, why = skipped[0]
+        raise UsageError(f"nothing to verify under {', '.join(map(str, paths))}: all {len(skipped)} tests found were "
+                         f"skipped (the first, {first}: {why})")
     doc = json_report.document(results, {"name": "golden data"}, None, {"paths": [str(p) for p in paths]})
     doc["skipped"] = _skipped_records(skipped)
     json_report.write(path, doc)

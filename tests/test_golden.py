@@ -135,15 +135,18 @@ def test_unreadable_golden_data_is_exit_2_naming_the_path(conform, tmp_path):
 
 
 def test_a_model_that_is_not_a_single_supported_node_is_skipped_not_failed(conform, tmp_path):
-    folder = tmp_path / "test_relu"
+    conform("generate", "--op", "Clip", "--opset", "13", "--dtype", "float", "--no-hypothesis", "--out", str(tmp_path / "golden"))
+    folder = tmp_path / "golden" / "test_relu"
     (folder / "test_data_set_0").mkdir(parents=True)
     x = onnx.helper.make_tensor_value_info("x", onnx.TensorProto.FLOAT, [2])
     graph = onnx.helper.make_graph([onnx.helper.make_node("Relu", ["x"], ["y"])], "g", [x],
                                    [onnx.helper.make_tensor_value_info("y", onnx.TensorProto.FLOAT, [2])])
     onnx.save(onnx.helper.make_model(graph), folder / "model.onnx")
     (folder / "test_data_set_0" / "input_0.pb").write_bytes(numpy_helper.from_array(np.zeros(2, np.float32)).SerializeToString())
-    result = conform("verify", str(folder))
+    result = conform("verify", str(tmp_path / "golden"))
     assert result.code == 0 and "skipped: not a single supported node" in result.stdout
+    alone = conform("verify", str(folder))
+    assert alone.code == 2 and "nothing to verify under" in alone.stderr and "not a single supported node" in alone.stderr
 
 
 def test_verify_agrees_with_onnx_own_node_tests(conform, tmp_path):
