@@ -90,13 +90,13 @@ def _bool_scalar(value: Any, dt: DType) -> bool:
         return bool(dt.special_values()[value])
     if value in (0, 1) and not isinstance(value, float):
         return bool(value)
-    raise ValueProblem(f"{value!r} is not a bool (write true or false)")
+    raise ValueProblem(f"{value!r} is not a bool (write true or false, or give the case 'dtypes' without bool)")
 
 
 def _string_scalar(value: Any, dt: DType) -> str:
     if isinstance(value, str):
         return value
-    raise ValueProblem(f"{value!r} is not a string (quote it for a string tensor)")
+    raise ValueProblem(f"{value!r} is not a string (quote it for a string tensor, or give the case 'dtypes' without string)")
 
 
 def _complex_scalar(value: Any, dt: DType) -> complex:

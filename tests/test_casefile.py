@@ -112,3 +112,9 @@ def test_a_folder_without_case_files_is_refused(tmp_path):
     (tmp_path / "notes.txt").write_text("op: Slice\n")
     with pytest.raises(ConformError, match="no case files"):
         casefile.case_files([tmp_path])
+
+
+def test_numbers_for_every_dtype_point_to_dtypes_when_string_cannot_take_them(tmp_path):
+    text = GOOD_CASE.replace("    dtypes: [float]\n", "")
+    [(_, line, message)] = problems(write(tmp_path, "all.yaml", text))
+    assert line == 3 and "is not a string" in message and "give the case 'dtypes' without string" in message
