@@ -207,9 +207,9 @@ def _case(entry: Any, defaults: LineDict, reference: OpReference, path: str, pro
             op=reference.op,
             name=name,
             source=f"yaml:{path}:{entry.line}",
-            versions=_versions(merged.get("versions"), reference.op),
-            dtypes=_dtype_list(merged.get("dtypes")),
-            types=tuple((p, _dtype_list(v)) for p, v in (merged.get("types") or {}).items()),
+            versions=version_list(merged.get("versions"), reference.op),
+            dtypes=dtype_list(merged.get("dtypes")),
+            types=tuple((p, dtype_list(v)) for p, v in (merged.get("types") or {}).items()),
             inputs=tuple((merged.get("inputs") or {}).items()),
             attributes=tuple((merged.get("attributes") or {}).items()),
             expect=_expectation(merged.get("expect"), path, problems),
@@ -221,7 +221,8 @@ def _case(entry: Any, defaults: LineDict, reference: OpReference, path: str, pro
         return None
 
 
-def _versions(value: Any, op: str) -> tuple[int, ...] | None:
+def version_list(value: Any, op: str) -> tuple[int, ...] | None:
+    """`versions:` of a case file or an expectations file: since-versions of `op`, or None for all."""
     if value in (None, "all"):
         return None
     known = [v.since_version for v in versions(op)]
@@ -232,7 +233,8 @@ def _versions(value: Any, op: str) -> tuple[int, ...] | None:
     return tuple(values)
 
 
-def _dtype_list(value: Any) -> tuple[str, ...] | None:
+def dtype_list(value: Any) -> tuple[str, ...] | None:
+    """`dtypes:` of a case file or an expectations file: canonical dtype names, or None for all."""
     if value in (None, "all"):
         return None
     values = value if isinstance(value, list) else [value]

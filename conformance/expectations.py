@@ -30,12 +30,13 @@ from pathlib import Path
 
 import yaml
 
-from .casefile import LineDict, Problems, check_keys, display_path, read_yaml
+from .casefile import LineDict, Problems, check_keys, display_path, dtype_list, read_yaml, version_list
 from .compare import CRASH, ERROR, FAIL, FALLBACK, PASS, TIMEOUT, XFAIL, XPASS, Verdict
-from .errors import CaseFileError
+from .errors import CaseFileError, ConformError
 from .output import write_atomic
-from .reference import covered_ops, for_op
+from .reference import for_op
 from .runners.onnxruntime import PROVIDERS
+from .values import ValueProblem
 
 DEVIATIONS = (FAIL, ERROR, CRASH, TIMEOUT, FALLBACK)
 ENTRY_KEYS = ("op", "versions", "dtypes", "runner", "case", "match", "when", "reason", "issue")
@@ -105,26 +106,38 @@ def _entry(entry, path: str, problems: Problems) -> Expectation | None:
     if not isinstance(entry.get("op"), str):
         problems.add(path, entry.line, "every expectation needs an 'op'")
         return None
-    if "when" in entry and not _known_trait(entry["op"], entry["when"], path, entry.line, problems):
+    # An entry that can never match (an op, version or dtype misspelt) would be silently dead: it
+    # is not even stale, as no run covers what it names.
+    try:
+        op = for_op(entry["op"]).op
+        chosen_versions, chosen_dtypes = version_list(entry.get("versions"), op), dtype_list(entry.get("dtypes"))
+        _check_text(entry)
+        _check_trait(op, entry.get("when"))
+    except (ConformError, ValueProblem) as error:
+        problems.add(path, entry.line, getattr(error, "message", str(error)))
         return None
-    listed = lambda key: tuple(entry[key]) if isinstance(entry.get(key), list) else (entry[key],) if key in entry else None
+    case = entry.get("case")
     return Expectation(
-        op=entry["op"], reason=reason.strip(), source=f"{path}:{entry.line}", versions=listed("versions"),
-        dtypes=listed("dtypes"), runner=entry.get("runner"), case=listed("case"), match=entry.get("match"),
-        when=entry.get("when"), issue=entry.get("issue"),
+        op=op, reason=reason.strip(), source=f"{path}:{entry.line}", versions=chosen_versions, dtypes=chosen_dtypes,
+        runner=entry.get("runner"), case=tuple(case) if isinstance(case, list) else None if case is None else (case,),
+        match=entry.get("match"), when=entry.get("when"), issue=entry.get("issue"),
     )
 
 
-def _known_trait(op: str, trait: object, path: str, line: int | None, problems: Problems) -> bool:
-    if op not in covered_ops():
-        problems.add(path, line, f"'when' needs an op conform covers, not '{op}' (covered: {', '.join(covered_ops())})")
-        return False
+def _check_text(entry: LineDict) -> None:
+    for key in ("runner", "match", "when", "issue"):
+        if key in entry and not isinstance(entry[key], str):
+            raise ValueProblem(f"'{key}' is text, not {entry[key]!r}")
+    cases = entry.get("case")
+    if cases is not None and not all(isinstance(c, str) for c in (cases if isinstance(cases, list) else [cases])):
+        raise ValueProblem(f"'case' is a case id or a list of them, not {cases!r}")
+
+
+def _check_trait(op: str, trait: str | None) -> None:
     traits = for_op(op).traits
-    if trait not in traits:
+    if trait is not None and trait not in traits:
         known = ", ".join(sorted(traits)) or "none"
-        problems.add(path, line, f"'when: {trait}' is not a trait of {op} (traits of {op}: {known})")
-        return False
-    return True
+        raise ValueProblem(f"'when: {trait}' is not a trait of {op} (traits of {op}: {known})")
 
 
 def apply(results: list, expectations: list[Expectation], runner_info: dict) -> tuple[list, list[Expectation]]:

@@ -118,6 +118,41 @@ def test_an_unknown_trait_is_a_file_error_that_lists_the_ops_traits(conform, tmp
     assert "not a trait of Slice" in result.stderr and "negative-step-int-max-end" in result.stderr
 
 
+def test_entries_that_could_never_match_are_file_errors_not_silently_dead(tmp_path):
+    from conformance.errors import CaseFileError
+    from conformance.expectations import load
+
+    path = expectations(tmp_path, """\
+        expectations:
+          - {op: Slce, reason: a}
+          - {op: Slice, versions: [12], reason: b}
+          - {op: Slice, versions: abc, reason: c}
+          - {op: Slice, dtypes: [nosuch], reason: d}
+          - {op: Slice, runner: 5, reason: e}
+          - {op: Slice, case: [1], reason: f}
+          - {op: Slice, versions: [13], dtypes: [float32], reason: g}
+        """)
+    with pytest.raises(CaseFileError) as caught:
+        load(Path(path))
+    found = {line: message for _, line, message in caught.value.problems}
+    assert "unknown op 'Slce'" in found[2]
+    assert "Slice has no version 12 (versions: 1, 10, 11, 13)" in found[3]
+    assert "Slice has no version 'abc'" in found[4]
+    assert "unknown dtype 'nosuch'" in found[5]
+    assert "'runner' is text, not 5" in found[6]
+    assert "'case' is a case id or a list of them" in found[7]
+    assert 8 not in found  # float32 is another name of float
+
+
+def test_an_entry_naming_a_dtype_by_another_name_matches_it(conform, tmp_path):
+    expect = expectations(tmp_path, f"""\
+        expectations:
+          - {{op: Slice, dtypes: [float32], case: {DEVIATION}, reason: onnxruntime reads INT_MAX as 'to the start'}}
+        """)
+    result = conform(*BASE, "--case", DEVIATION, "--expect", expect, "--ci")
+    assert result.report["results"][0]["outcome"] == "xfail" and result.code == 0
+
+
 def test_junit_parses_and_its_counts_equal_the_json_summary(conform, tmp_path):
     junit, html = tmp_path / "r.xml", tmp_path / "r.html"
     result = conform("run", "--op", "Slice", "--opset", "13", "--dtype", "float", "--examples", "5",
