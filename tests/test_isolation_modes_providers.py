@@ -138,6 +138,33 @@ def test_diff_against_an_unavailable_provider_is_exit_3(conform):
     assert result.code == 3 and "not available (available:" in result.stderr
 
 
+def test_a_workers_start_up_does_not_count_against_a_cases_timeout(conform):
+    # Each worker of this backend takes 1 s to load; --timeout 0.5 is for the cases alone. Before,
+    # the first case timed out, and so did each next one, on a fresh worker that was slow to start.
+    result = conform(*SLICE_FLOAT, "--backend", "slow_start", "--timeout", "0.5")
+    summary = result.report["summary"]
+    # The backend is onnxruntime underneath: its three INT_MAX deviations are the only failures.
+    assert summary["timeout"] == summary["crash"] == 0 and summary["pass"] == summary["total"] - 3 > 100, summary
+
+
+def test_a_worker_that_never_starts_makes_its_case_a_timeout_that_says_so(monkeypatch):
+    from conformance.execute import RunOptions, run_examples, select_examples
+    from conformance.runners import isolated, make_runner
+
+    monkeypatch.syspath_prepend(str(BACKENDS))
+    monkeypatch.setenv("PYTHONPATH", with_test_backends()["PYTHONPATH"])
+    monkeypatch.setenv("CONFORM_TEST_START_SECONDS", "30")
+    monkeypatch.setattr(isolated, "WORKER_START_SECONDS", 1.0)
+    options = RunOptions(op="Slice", opset=13, dtypes=("float",), use_hypothesis=False,
+                         case_ids=("Slice-13/negative_start/float/int64",))
+    runner = make_runner(backend="slow_start", isolate=True, timeout=5.0)
+    try:
+        [result] = run_examples(select_examples(options), runner, options)
+    finally:
+        runner.close()
+    assert result.outcome == "timeout" and "the runtime's worker did not start within 1 s" in result.verdict.message
+
+
 def test_cases_in_flight_when_the_worker_dies_are_each_judged_once(monkeypatch):
     # The isolated runner sends later cases before reading earlier answers. A death or a hang
     # belongs to the oldest unanswered case; the ones sent after it must still run, on a fresh worker.

@@ -29,8 +29,16 @@ from .lifetime import serve, start_worker
 from .wire import dump_case, pack_output, unpack_case, unpack_output
 
 
+# The first message of every worker, once its runtime is loaded: a case's timeout starts then, so
+# that a worker's start-up (importing the runtime takes ~0.3 s, more on a busy machine) never makes
+# its first case a timeout, nor, with a short --timeout, every case after each replacement too.
+READY = "ready"
+WORKER_START_SECONDS = 60.0
+
+
 def _serve(spec: RunnerSpec, connection: Connection) -> None:
     runner = spec.make()
+    connection.send(READY)
 
     def handle(request: tuple) -> tuple:
         data, feeds, elem_types = unpack_case(request)
@@ -73,6 +81,7 @@ class IsolatedRunner:
         self._process = None
         self._connection: Connection | None = None
         self._poller = None
+        self._ready = False
         self.restarts = 0
 
     def describe(self) -> dict:
@@ -88,6 +97,7 @@ class IsolatedRunner:
 
     def _start(self) -> None:
         self._process, self._connection = start_worker(_serve, (self.spec,), daemon=True)
+        self._ready = False
         # Connection.poll builds a selector for every call; where the pipe is a file descriptor
         # (POSIX), one poll object per worker answers the same question for a fraction of the cost.
         self._poller = select.poll() if hasattr(select, "poll") else None
@@ -148,9 +158,10 @@ class IsolatedRunner:
         after it are sent to a fresh worker."""
         waiting.popleft()
         try:
-            if not self._answer_arrives():
+            late = self._late()
+            if late is not None:
                 self._stop(kill=True)
-                outcome = RunOutput(error=f"no answer within {self.timeout:g} s; worker killed", fault="timeout")
+                outcome = RunOutput(error=late, fault="timeout")
             else:
                 return unpack_output(self._connection.recv())
         except (EOFError, OSError):
@@ -158,11 +169,23 @@ class IsolatedRunner:
         self._resend(waiting)
         return outcome
 
-    def _answer_arrives(self) -> bool:
-        """Whether the worker's next answer arrives within the timeout."""
+    def _late(self) -> str | None:
+        """Why the oldest case's answer did not come in time (worker start-up aside), or None when
+        it is there to read."""
+        if not self._ready:
+            if not self._arrives_within(WORKER_START_SECONDS):
+                return f"the runtime's worker did not start within {WORKER_START_SECONDS:g} s; worker killed"
+            self._connection.recv()  # READY
+            self._ready = True
+        if not self._arrives_within(self.timeout):
+            return f"no answer within {self.timeout:g} s; worker killed"
+        return None
+
+    def _arrives_within(self, seconds: float) -> bool:
+        """Whether the worker's next message arrives within `seconds`."""
         if self._poller is None:
-            return self._connection.poll(self.timeout)
-        return bool(self._poller.poll(self.timeout * 1000))
+            return self._connection.poll(seconds)
+        return bool(self._poller.poll(seconds * 1000))
 
     def _resend(self, waiting: deque) -> None:
         self.start()
