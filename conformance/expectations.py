@@ -116,11 +116,10 @@ def _entry(entry, path: str, problems: Problems) -> Expectation | None:
     except (ConformError, ValueProblem) as error:
         problems.add(path, entry.line, getattr(error, "message", str(error)))
         return None
-    case = entry.get("case")
     return Expectation(
         op=op, reason=reason.strip(), source=f"{path}:{entry.line}", versions=chosen_versions, dtypes=chosen_dtypes,
-        runner=entry.get("runner"), case=tuple(case) if isinstance(case, list) else None if case is None else (case,),
-        match=entry.get("match"), when=entry.get("when"), issue=entry.get("issue"),
+        runner=entry.get("runner"), case=_case_ids(entry), match=entry.get("match"), when=entry.get("when"),
+        issue=entry.get("issue"),
     )
 
 
@@ -128,9 +127,16 @@ def _check_text(entry: LineDict) -> None:
     for key in ("runner", "match", "when", "issue"):
         if key in entry and not isinstance(entry[key], str):
             raise ValueProblem(f"'{key}' is text, not {entry[key]!r}")
+    if not all(isinstance(c, str) for c in _case_ids(entry) or ()):
+        raise ValueProblem(f"'case' is a case id or a list of them, not {entry['case']!r}")
+
+
+def _case_ids(entry: LineDict) -> tuple | None:
+    """`case:` as a tuple, whether one id or a list was written; None when absent."""
     cases = entry.get("case")
-    if cases is not None and not all(isinstance(c, str) for c in (cases if isinstance(cases, list) else [cases])):
-        raise ValueProblem(f"'case' is a case id or a list of them, not {cases!r}")
+    if cases is None:
+        return None
+    return tuple(cases) if isinstance(cases, list) else (cases,)
 
 
 def _check_trait(op: str, trait: str | None) -> None:
