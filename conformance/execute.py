@@ -130,13 +130,15 @@ def selected(examples: list[Example], options: RunOptions) -> list[Example]:
         e for e in examples
         if (versions_wanted is None or (e.op == options.op and e.version.since_version in versions_wanted))
         and (not options.dtypes or e.dtype in options.dtypes)
-        and (count == 1 or in_shard(e, index, count))
+        and (count == 1 or in_shard(e.id, index, count))
         and (not options.case_ids or e.id in options.case_ids)
     ]
 
 
 def check_case_ids_found(examples, options: RunOptions) -> None:
-    missing = set(options.case_ids) - {e.id for e in examples}
+    """Every `--case` id is among the examples; with `--shard`, every id this shard would hold
+    (the shard that owns a misspelt id reports it)."""
+    missing = {i for i in set(options.case_ids) - {e.id for e in examples} if in_shard(i, *options.shard)}
     if missing:
         raise UsageError(f"no case with id {', '.join(sorted(missing))} (see the 'id' field of a report)")
 
@@ -180,9 +182,9 @@ def select_examples(options: RunOptions, units: list[WorkUnit] | None = None) ->
     return chosen
 
 
-def in_shard(example: Example, index: int, count: int) -> bool:
+def in_shard(case_id: str, index: int, count: int) -> bool:
     """Shard membership from the case id alone: the same split on every machine, for the same seed."""
-    return stable_seed("shard", example.id) % count == index - 1
+    return stable_seed("shard", case_id) % count == index - 1
 
 
 def parse_shard(text: str) -> tuple[int, int]:

@@ -235,6 +235,16 @@ def test_merging_reports_of_different_runs_is_refused(conform, shard_reports, tm
     assert not (tmp_path / "m.json").exists()
 
 
+def test_a_case_id_with_shards_is_run_by_the_shard_that_holds_it_and_misspelt_reported_by_one(conform, tmp_path):
+    runs, misspelt = [], []
+    for shard in ("1/2", "2/2"):
+        result = conform(*BASE, "--case", DEVIATION, "--shard", shard)
+        runs.append((result.code, result.report["summary"]["total"]))
+        misspelt.append(conform(*BASE, "--case", "Slice-13/nope/float/int64", "--shard", shard).code)
+    assert sorted(runs) == [(0, 0), (1, 1)]  # the deviation fails in its shard; the other has nothing to do
+    assert sorted(misspelt) == [0, 2]
+
+
 def test_bad_shard_is_exit_2(conform):
     result = conform(*BASE, "--shard", "4/3")
     assert result.code == 2 and "between 1 and N" in result.stderr
