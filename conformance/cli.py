@@ -353,10 +353,18 @@ def generate_command(
         case_roots=_case_roots(cases, only_cases), use_yaml=not no_yaml, use_hypothesis=not no_hypothesis,
         examples=examples, seed=seed,
     )
-    manifest = generate(select_examples(options), GenerateOptions(out_dir, force, include_ambiguous, seed))
+    with _interruptible() as interrupted:
+        manifest = generate(select_examples(options), GenerateOptions(out_dir, force, include_ambiguous, seed))
+    if interrupted:  # before the first test, or while the manifest was written
+        err.print(f"interrupted: {out_dir / 'manifest.json'} was not written")
+        raise typer.Exit(130)
     written = sum(t["status"].startswith("written") for t in manifest["tests"])
     skipped = len(manifest["tests"]) - written
     out.print(f"{written} tests written to {out_dir}; {skipped} listed as skipped in {out_dir / 'manifest.json'}", highlight=False)
+    if not manifest["complete"]:
+        err.print(f"interrupted: the manifest lists the {len(manifest['tests'])} cases done so far (complete: false); "
+                  "the same command with --force finishes the job")
+        raise typer.Exit(130)
 
 
 @app.command("verify")

@@ -107,6 +107,18 @@ def _write_test_dir(out: Path, name: str, files: dict[str, bytes]) -> None:
         raise
 
 
+def _tidy_interrupted(out: Path, name: str) -> None:
+    """After an interruption inside `_write_test_dir`: the test directory whole, old or new, and no
+    temporary folder left behind."""
+    target = out / name
+    for retired in out.glob(f".{name}.old.*"):
+        if not target.exists() and (retired / name).exists():
+            os.replace(retired / name, target)  # interrupted between the two renames: put the old one back
+        shutil.rmtree(retired, ignore_errors=True)
+    for temporary in out.glob(f".{name}.*"):
+        shutil.rmtree(temporary, ignore_errors=True)
+
+
 @dataclass(frozen=True)
 class GenerateOptions:
     """What `conform generate` writes and where."""
@@ -127,11 +139,18 @@ def generate(examples: Iterable[Example], options: GenerateOptions) -> dict:
         if existing:
             raise UsageError(f"{options.out / existing[0]} already exists ({len(existing)} tests would be replaced); "
                              "use --force to replace them")
-    entries = [_generate_one(example, name, options) for example, name in zip(examples, names)]
+    entries: list[dict] = []
+    try:
+        for example, name in zip(examples, names):
+            entries.append(_generate_one(example, name, options))
+    except KeyboardInterrupt:
+        # Ctrl-C or SIGTERM: the tests written so far stay, and the manifest says how far it got.
+        _tidy_interrupted(options.out, names[len(entries)])
     manifest = {
         "tool": {"conform": __version__, "onnx": onnx.__version__, "numpy": np.__version__},
         "seed": options.seed,
         "include_ambiguous": options.include_ambiguous,
+        "complete": len(entries) == len(examples),
         "tests": entries,
     }
     write_atomic(options.out / MANIFEST, json.dumps(manifest, indent=1, sort_keys=True) + "\n", "the manifest")

@@ -1,8 +1,12 @@
 """Golden data: generate -> verify round trips, byte-for-byte determinism, atomic writes, and real
 clients (onnx's loader and runner, onnxruntime.backend) reading what conform writes."""
 
+import dataclasses
 import json
+import signal
+import subprocess
 import sys
+import time
 from pathlib import Path
 
 import numpy as np
@@ -97,12 +101,58 @@ def test_interrupted_generation_leaves_no_half_written_test(tmp_path, monkeypatc
         return real(array, name)
 
     monkeypatch.setattr(golden, "_tensor_bytes", dies_on_the_tenth)
-    with pytest.raises(KeyboardInterrupt):
-        golden.generate(examples, golden.GenerateOptions(tmp_path))
-    tests = [p for p in tmp_path.iterdir()]
+    manifest = golden.generate(examples, golden.GenerateOptions(tmp_path))
+    tests = [p for p in tmp_path.iterdir() if p.name != "manifest.json"]
     assert tests and all(not p.name.startswith(".") for p in tests)
     for test in tests:
         assert (test / "model.onnx").is_file() and (test / "test_data_set_0" / "output_0.pb").is_file()
+    assert not manifest["complete"] and json.loads((tmp_path / "manifest.json").read_text()) == manifest
+    assert {t["name"] for t in manifest["tests"] if t["status"] == "written"} == {p.name for p in tests}
+
+
+@pytest.mark.parametrize("interrupted_rename", [1, 2])
+def test_an_interruption_between_the_renames_of_a_replaced_test_keeps_the_old_one(tmp_path, monkeypatch, interrupted_rename):
+    # Replacing a test moves the old directory aside, then the new one in: stopped after the first
+    # rename, the old one goes back; stopped at the first, it never moved. No temporary is left.
+    examples = select_examples(RunOptions(op="Slice", opset=13, dtypes=("float",), use_hypothesis=False))[:3]
+    golden.generate(examples, golden.GenerateOptions(tmp_path))
+    before = files_of(tmp_path)
+    renames = {"n": 0}
+    real = golden.os.replace
+
+    def stopped(source, target):
+        renames["n"] += 1
+        if renames["n"] == 2 + interrupted_rename:  # in the second test: 1 moves the old aside, 2 the new in
+            raise KeyboardInterrupt
+        return real(source, target)
+
+    monkeypatch.setattr(golden.os, "replace", stopped)
+    changed = [dataclasses.replace(e, inputs={**e.inputs, "data": e.inputs["data"] + 1}) for e in examples]
+    manifest = golden.generate(changed, golden.GenerateOptions(tmp_path, force=True))
+    monkeypatch.undo()
+    assert not manifest["complete"] and len(manifest["tests"]) == 1
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]
+    after = files_of(tmp_path)
+    second = golden.test_name(examples[1])
+    assert {k: v for k, v in after.items() if k.startswith(second)} == {k: v for k, v in before.items() if k.startswith(second)}
+    assert set(after) == set(before)
+
+
+def test_a_signal_during_generate_is_exit_130_with_a_manifest_of_what_was_written(tmp_path):
+    out = tmp_path / "golden"
+    process = subprocess.Popen([sys.executable, "-m", "conformance", "generate", "--op", "Slice", "--out", str(out)],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 120
+    while not (out.is_dir() and len(list(out.iterdir())) >= 50) and time.monotonic() < deadline:
+        time.sleep(0.01)
+    process.send_signal(signal.SIGTERM)
+    _, stderr = process.communicate(timeout=120)
+    assert process.returncode == 130, stderr
+    assert "interrupted: the manifest lists the" in stderr and "--force finishes the job" in stderr
+    manifest = json.loads((out / "manifest.json").read_text())
+    written = {t["name"] for t in manifest["tests"] if t["status"] == "written"}
+    assert not manifest["complete"] and written == {p.name for p in out.iterdir() if p.name.startswith("test_")}
+    assert not [p for p in out.iterdir() if p.name.startswith(".")]
 
 
 @pytest.mark.parametrize("op, opset, dtype", [("ConstantOfShape", 25, "int2"), ("ConstantOfShape", 24, "float8e8m0"),
