@@ -174,9 +174,13 @@ def run_command(
     _print_expectation_news(results, stale, strict)
     _print_skipped(skipped)
     if interrupted:
-        err.print(f"interrupted: the report holds the {len(results)} cases finished so far (complete: false)")
-        raise typer.Exit(130)
+        _stop_interrupted(len(results), "cases")
     raise typer.Exit(exit_code(results, strict_validation, fail_on_unsupported, strict, len(stale)))
+
+
+def _stop_interrupted(finished: int, what: str) -> None:
+    err.print(f"interrupted: the report holds the {finished} {what} finished so far (complete: false)")
+    raise typer.Exit(130)
 
 
 def _check_writable(*outputs: tuple[Path | None, str]) -> None:
@@ -380,21 +384,25 @@ def verify_command(
     path = report_json or DEFAULT_REPORT_DIR / "verify.json"
     _check_writable((path, "the JSON report"))
     results, skipped = [], []
-    for test_dir in test_dirs(paths):
-        found = verify_dir(test_dir, strict_zero, max_elements)
-        if isinstance(found, tuple):
-            skipped.append(found)
-        else:
-            results += found
-    if not results:
+    with _interruptible() as interrupted:
+        for test_dir in test_dirs(paths):
+            found = verify_dir(test_dir, strict_zero, max_elements)
+            if isinstance(found, tuple):
+                skipped.append(found)
+            else:
+                results += found
+    if not results and not interrupted:
         first, why = skipped[0]
         raise UsageError(f"nothing to verify under {', '.join(map(str, paths))}: all {len(skipped)} tests found were "
                          f"skipped (the first, {first}: {why})")
     doc = json_report.document(results, {"name": "golden data"}, None, {"paths": [str(p) for p in paths]})
     doc["skipped"] = _skipped_records(skipped)
+    doc["complete"] = not interrupted
     json_report.write(path, doc)
     console_report.render(results, out, str(path), show=("fail", "error", "lenient"))
     _print_skipped(skipped)
+    if interrupted:
+        _stop_interrupted(len(results), "data sets")
     raise typer.Exit(0 if all(agreeing(r) for r in results) else 1)
 
 
@@ -424,10 +432,15 @@ def diff_command(
     _check_writable((path, "the JSON report"))
     first = make_runner(runner, provider, backend, isolate=not no_isolation, timeout=timeout)
     second = runner_from_name(against, isolate=not no_isolation, timeout=timeout)
-    results = diff(select_examples(options), first, second, options)
+    results: list = []
+    with _interruptible() as interrupted:
+        diff(select_examples(options), first, second, options, results.append)
     doc = json_report.document(results, {"first": first.describe(), "second": second.describe()}, seed, {"against": against})
+    doc["complete"] = not interrupted
     json_report.write(path, doc)
     _print_disagreements(results, first.describe(), second.describe(), str(path))
+    if interrupted:
+        _stop_interrupted(len(results), "cases")
     raise typer.Exit(1 if any(r.extra["disagreement"] for r in results) else 0)
 
 

@@ -8,6 +8,7 @@ against the reference, so the report says which of them (if either) keeps to the
 from __future__ import annotations
 
 import dataclasses
+from typing import Callable
 
 from .compare import AMBIGUOUS, PASS, mismatch
 from .execute import Result, RunOptions, run_one
@@ -47,8 +48,10 @@ def keeps_to_spec(result: Result) -> bool:
     return result.outcome in (PASS, AMBIGUOUS)
 
 
-def diff(examples, first: Runner, second: Runner, options: RunOptions) -> list[Result]:
-    """One Result per case (the first runner's), carrying the second's verdict and the disagreement."""
+def diff(examples, first: Runner, second: Runner, options: RunOptions,
+         on_result: Callable[[Result], None] = lambda r: None) -> list[Result]:
+    """One Result per case (the first runner's), carrying the second's verdict and the disagreement;
+    `on_result` hears each as it is made (an interrupted diff keeps those)."""
     results = []
     for example in examples:
         a, b = run_one(example, first, options), run_one(example, second, options)
@@ -59,4 +62,5 @@ def diff(examples, first: Runner, second: Runner, options: RunOptions) -> list[R
         extra = {"against": {"outcome": b.outcome, "message": b.verdict.message},
                  "disagreement": disagreement, "agrees_with_spec": spec_side}
         results.append(dataclasses.replace(a, extra={**a.extra, **extra}))
+        on_result(results[-1])
     return results

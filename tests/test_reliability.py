@@ -21,6 +21,7 @@ from hypothesis import strategies as st
 from conformance import casefile, golden
 from conftest import with_test_backends
 from conformance.errors import ConformError
+from conformance.execute import RunOptions, select_examples
 
 ROOT = Path(__file__).resolve().parent.parent
 HUGE = """\
@@ -210,8 +211,6 @@ GOLDEN = None
 def _golden_once(tmp_path_factory) -> Path:
     global GOLDEN
     if GOLDEN is None:
-        from conformance.execute import RunOptions, select_examples
-
         GOLDEN = tmp_path_factory.mktemp("golden")
         examples = select_examples(RunOptions(op="Slice", opset=13, dtypes=("float",), use_hypothesis=False))[:4]
         golden.generate(examples, golden.GenerateOptions(GOLDEN))
@@ -254,12 +253,13 @@ def test_case_names_never_become_paths_outside_out(conform, tmp_path):
     assert not (tmp_path / "escaped").exists()
 
 
+@pytest.mark.parametrize("command", [("run",), ("diff", "--against", "reference")])
 @pytest.mark.parametrize("stop", [signal.SIGINT, signal.SIGTERM])
-def test_a_signal_mid_run_leaves_a_valid_incomplete_report(tmp_path, stop):
+def test_a_signal_mid_run_leaves_a_valid_incomplete_report(tmp_path, stop, command):
     report = tmp_path / "report.json"
     # The slow backend takes 5 ms a case: every Slice case takes over 20 s, and the signal comes
     # once it has run 50 of them, not after a guess at how long start-up takes.
-    process = subprocess.Popen([sys.executable, "-m", "conformance", "run", "--op", "Slice", "--no-hypothesis",
+    process = subprocess.Popen([sys.executable, "-m", "conformance", *command, "--op", "Slice", "--no-hypothesis",
                                 "--backend", "slow", "--report-json", str(report)], cwd=tmp_path, env=with_test_backends(),
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     busy = tmp_path / "slow-backend-busy"
@@ -274,4 +274,26 @@ def test_a_signal_mid_run_leaves_a_valid_incomplete_report(tmp_path, stop):
     doc = json.loads(report.read_text())
     assert doc["complete"] is False
     assert 0 < doc["summary"]["total"] == len(doc["results"])
-    assert "Traceback" not in stderr
+    assert "Traceback" not in stderr and f"the report holds the {len(doc['results'])} cases finished so far" in stderr
+
+
+def test_an_interrupted_verify_writes_what_it_checked_with_complete_false(tmp_path, monkeypatch):
+    from typer.testing import CliRunner
+
+    from conformance.cli import app
+
+    out = tmp_path / "golden"
+    examples = select_examples(RunOptions(op="Clip", opset=13, dtypes=("float",), use_hypothesis=False))[:6]
+    golden.generate(examples, golden.GenerateOptions(out))
+    real, calls = golden.verify_dir, {"n": 0}
+
+    def interrupted_at_the_fifth(*args, **kwargs):
+        calls["n"] += 1
+        if calls["n"] == 5:
+            raise KeyboardInterrupt
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(golden, "verify_dir", interrupted_at_the_fifth)
+    result = CliRunner().invoke(app, ["verify", str(out), "--report-json", str(tmp_path / "v.json")])
+    doc = json.loads((tmp_path / "v.json").read_text())
+    assert result.exit_code == 130 and doc["complete"] is False and len(doc["results"]) == 4
