@@ -47,7 +47,8 @@ NO_HYPOTHESIS = typer.Option(False, "--no-hypothesis", help="Only the YAML cases
 NO_YAML = typer.Option(False, "--no-yaml", help="Only the hypothesis cases.")
 CASES = typer.Option([], "--cases", help="Extra case files or folders.")
 ONLY_CASES = typer.Option([], "--only-cases", help="Use only these case files or folders (not the built-in ones).")
-TIMEOUT = typer.Option(10.0, "--timeout", min=0.1, help="Seconds a case may take before it is a timeout.")
+# A day: longer is no limit in practice, and the system's clocks overflow on `inf`.
+TIMEOUT = typer.Option(10.0, "--timeout", min=0.1, max=86400, help="Seconds a case may take before it is a timeout (at most 86400).")
 NO_ISOLATION = typer.Option(False, "--no-isolation", help="Run the runtime in this process (a crash ends the run).")
 REPORT_JSON = typer.Option(None, "--report-json", help="Where to write the JSON report.")
 MAX_ELEMENTS = typer.Option(DEFAULT_MAX_ELEMENTS, "--max-elements", min=1, help="Refuse cases whose output would be larger.")

@@ -104,6 +104,14 @@ def test_a_run_of_no_cases_is_an_error_not_a_pass(conform, tmp_path, options, wh
     assert not result.report_path.exists()
 
 
+@pytest.mark.parametrize("command", [("run", "--op", "Clip"), ("diff", "--op", "Clip", "--against", "reference")])
+@pytest.mark.parametrize("seconds", ["inf", "1e300"])
+def test_a_timeout_beyond_a_day_is_a_usage_error_not_a_clock_overflow(conform, command, seconds):
+    # `inf` reached the worker's wait and raised OverflowError from the system clock.
+    result = conform(*command, "--opset", "13", "--no-hypothesis", "--timeout", seconds)
+    assert_clean_error(result, 2, "--timeout", "86400")
+
+
 def test_an_empty_shard_of_a_selection_passes_and_the_other_holds_the_case(conform, tmp_path):
     (tmp_path / "one.yaml").write_text(ONE_CLIP_CASE)
     totals = []
