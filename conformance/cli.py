@@ -29,7 +29,7 @@ from .reference import covered_ops, for_op
 from .report import console as console_report
 from .report import FAILING, exit_code, json_report
 from .model import MODES
-from .output import check_writable
+from .output import check_writable, is_stream
 from .runners import OPTIMIZATIONS, RunnerSpec, make_runner
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help="Spec-conformance tests for ONNX operators.")
@@ -185,10 +185,18 @@ def _stop_interrupted(finished: int, what: str) -> None:
 
 
 def _check_writable(*outputs: tuple[Path | None, str]) -> None:
-    """Each file the command will write can be: found out before the work, not after it."""
+    """Each file the command will write can be, and no two are one file (the last written would
+    silently replace the other): found out before the work, not after it."""
+    claimed: dict[Path, str] = {}
     for path, what in outputs:
-        if path is not None:
-            check_writable(path, what)
+        if path is None:
+            continue
+        check_writable(path, what)
+        if is_stream(path):
+            continue  # /dev/null or a pipe takes both
+        if path.resolve() in claimed:
+            raise UsageError(f"{claimed[path.resolve()]} and {what} would both be written to {path}: give each its own file")
+        claimed[path.resolve()] = what
 
 
 def _case_roots(cases: list[Path], only_cases: list[Path]) -> tuple[Path, ...]:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import errno
 import os
+import stat
 import tempfile
 from contextlib import contextmanager
 from pathlib import Path
@@ -27,17 +28,36 @@ def writing(path: Path, what: str) -> Iterator[None]:
 
 
 def write_atomic(path: Path, text: str, what: str = "the file") -> None:
-    """Write through a temporary file in the same folder, then rename: never a half-written file."""
+    """Write through a temporary file in the same folder, then rename: never a half-written file.
+
+    A symbolic link keeps pointing where it did: the file it points to is the one replaced. A
+    device or pipe (/dev/null, /dev/stdout, a FIFO) is written as it is: a file renamed over it
+    would take its place, and nothing could make a write to it whole anyway.
+    """
     with writing(path, what):
-        path.parent.mkdir(parents=True, exist_ok=True)
-        handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+        if is_stream(path):
+            with open(path, "w", encoding="utf-8") as stream:
+                stream.write(text)
+            return
+        target = path.resolve() if path.is_symlink() else path
+        target.parent.mkdir(parents=True, exist_ok=True)
+        handle, temporary = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
         try:
             with os.fdopen(handle, "w", encoding="utf-8") as stream:
                 stream.write(text)
-            os.replace(temporary, path)
+            os.replace(temporary, target)
         except BaseException:
             Path(temporary).unlink(missing_ok=True)
             raise
+
+
+def is_stream(path: Path) -> bool:
+    """Whether `path` (its links followed) is something other than a file or folder: a device, a pipe or a socket."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return False
+    return not (stat.S_ISREG(mode) or stat.S_ISDIR(mode))
 
 
 def check_writable(path: Path, what: str) -> None:
@@ -46,7 +66,12 @@ def check_writable(path: Path, what: str) -> None:
     with writing(path, what):
         if path.is_dir():
             raise IsADirectoryError(errno.EISDIR, "it is a folder")
-        _try_folder(path.parent)
+        if is_stream(path):
+            # Not opened to try: opening a FIFO for writing waits for its reader.
+            if not os.access(path, os.W_OK):
+                raise PermissionError(errno.EACCES, "Permission denied")
+            return
+        _try_folder((path.resolve() if path.is_symlink() else path).parent)
 
 
 def check_folder(folder: Path, what: str) -> None:

@@ -112,6 +112,18 @@ def test_a_timeout_beyond_a_day_is_a_usage_error_not_a_clock_overflow(conform, c
     assert_clean_error(result, 2, "--timeout", "86400")
 
 
+@pytest.mark.parametrize("outputs, first, second", [
+    (("--report-json", "r.json", "--junit", "./r.json"), "the JSON report", "the JUnit report"),
+    (("--report-json", "r.xml", "--ci"), "the JSON report", "the JUnit report"),
+    (("--junit", "out/r.xml", "--html", "out/../out/r.xml"), "the JUnit report", "the HTML report"),
+])
+def test_two_reports_to_one_file_is_a_usage_error_before_the_run(conform, tmp_path, outputs, first, second):
+    # Before, the report written last silently replaced the other.
+    result = conform("run", "--op", "Clip", "--opset", "13", "--no-hypothesis", *outputs, report="--report-json" not in outputs)
+    assert_clean_error(result, 2, f"{first} and {second} would both be written to")
+    assert not any(p.suffix in (".json", ".xml") for p in tmp_path.rglob("*"))
+
+
 def test_an_empty_shard_of_a_selection_passes_and_the_other_holds_the_case(conform, tmp_path):
     (tmp_path / "one.yaml").write_text(ONE_CLIP_CASE)
     totals = []

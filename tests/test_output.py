@@ -2,6 +2,8 @@
 
 import errno
 import os
+import stat
+import threading
 
 import pytest
 
@@ -53,3 +55,31 @@ def test_check_writable_refuses_what_write_atomic_could_not_write(tmp_path, bloc
         check_writable(target, "the HTML report")
     with pytest.raises(OutputError):
         write_atomic(target, "x")
+
+
+def test_a_pipe_is_written_as_it_is_not_replaced_by_a_file(tmp_path):
+    # Renamed over, a FIFO (or /dev/null, /dev/stdout) became a regular file holding the report.
+    fifo = tmp_path / "report.fifo"
+    os.mkfifo(fifo)
+    received = []
+    reader = threading.Thread(target=lambda: received.append(fifo.read_text()), daemon=True)
+    reader.start()
+    check_writable(fifo, "the JSON report")
+    write_atomic(fifo, '{"complete": true}', "the JSON report")
+    reader.join(10)
+    assert received == ['{"complete": true}']
+    assert stat.S_ISFIFO(os.stat(fifo).st_mode)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["report.fifo"]
+
+
+def test_a_symbolic_link_keeps_pointing_at_the_file_it_names_which_gets_the_text(tmp_path):
+    (tmp_path / "runs").mkdir()
+    real = tmp_path / "runs" / "2026-11-23.json"
+    real.write_text("old")
+    link = tmp_path / "latest.json"
+    link.symlink_to(real)
+    check_writable(link, "the JSON report")
+    write_atomic(link, "new", "the JSON report")
+    assert link.is_symlink() and link.resolve() == real.resolve()
+    assert real.read_text() == "new"
+    assert sorted(p.name for p in real.parent.iterdir()) == ["2026-11-23.json"]
