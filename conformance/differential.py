@@ -14,12 +14,12 @@ from .compare import AMBIGUOUS, PASS, mismatch
 from .execute import Result, RunOptions, run_one
 from .errors import UsageError
 from .runners import RUNNER_NAMES, Runner, make_runner
-from .runners.onnxruntime import PROVIDERS
+from .runners.onnxruntime import short_provider
 
 
 def runner_from_name(name: str, isolate: bool, timeout: float) -> Runner:
     """`cpu`/`cuda`/`dml` (onnxruntime providers), `onnxruntime`, `reference`, or an onnx.backend module."""
-    if name in PROVIDERS:
+    if short_provider(name) is not None:
         return make_runner("onnxruntime", name, isolate=isolate, timeout=timeout)
     if name in RUNNER_NAMES:
         return make_runner(name, isolate=isolate, timeout=timeout)

@@ -1,8 +1,10 @@
 """Runners: unavailable providers, dtype feeding through OrtValue, backends."""
 
+import re
+
 import pytest
 
-from conformance.errors import UnavailableError
+from conformance.errors import UnavailableError, UsageError
 from conformance.execute import RunOptions, run_examples, select_examples
 from conformance.runners import make_runner
 
@@ -22,9 +24,31 @@ def test_cuda_and_dml_say_not_available_and_list_what_is():
             make_runner("onnxruntime", provider)
 
 
-def test_unknown_provider_is_refused():
-    with pytest.raises(UnavailableError, match="choose from: cpu, cuda, dml"):
+def test_unknown_provider_is_a_usage_error_naming_both_spellings():
+    # A misspelt name is the user's to fix (exit 2), not a provider missing from this machine (exit 3).
+    with pytest.raises(UsageError, match="choose from: cpu, cuda, dml, or onnxruntime's names: CPUExecutionProvider"):
         make_runner("onnxruntime", "tpu")
+
+
+@pytest.mark.parametrize("spelling", ["CPUExecutionProvider", "CPU", " cpuexecutionprovider"])
+def test_onnxruntimes_own_provider_names_are_taken_and_replay_with_the_short_one(spelling):
+    # The "not available (available: CPUExecutionProvider, ...)" message and reports use these names.
+    runner = make_runner("onnxruntime", spelling)
+    assert runner.describe()["provider"] == "CPUExecutionProvider"
+    assert runner.replay_options()[:4] == ["--runner", "onnxruntime", "--provider", "cpu"]
+
+
+@pytest.mark.parametrize("options, message", [
+    ({"runner": "reference", "provider": "cuda"}, "--provider cuda chooses how onnxruntime runs; it does not apply to --runner reference"),
+    ({"runner": "reference", "optimizations": "off"}, "--optimizations off chooses how onnxruntime runs"),
+    ({"backend": "some.module", "provider": "dml"}, "it does not apply to --backend some.module"),
+    ({"runner": "reference", "backend": "some.module"}, "--backend and --runner reference name two runners: give one"),
+    ({"runner": "tvm"}, "unknown runner 'tvm' (choose from: onnxruntime, reference)"),
+])
+def test_an_option_the_chosen_runner_would_ignore_is_refused(options, message):
+    # Before, `--runner reference --provider cuda` ran onnx.reference and reported nothing of the ignored option.
+    with pytest.raises(UsageError, match=re.escape(message)):
+        make_runner(**options)
 
 
 def test_bfloat16_goes_through_ortvalues_and_comes_back_exact():
@@ -63,3 +87,15 @@ def test_an_op_version_onnx_reference_does_not_implement_is_unsupported(conform)
     valid = [r for r in result.report["results"] if "invalid" not in r["expected"]]
     assert valid and {r["outcome"] for r in valid} == {"unsupported"} and result.code == 0
     assert all("No implementation for operator" in r["message"] for r in valid)
+
+
+def test_diff_against_an_onnxruntime_provider_name_means_that_provider_not_a_backend_module():
+    from conformance.differential import runner_from_name
+
+    # Before, it was tried as a Python module: "backend 'CUDAExecutionProvider' not available: cannot import".
+    import onnxruntime
+
+    if "CUDAExecutionProvider" in onnxruntime.get_available_providers():
+        pytest.skip("CUDA is available here")
+    with pytest.raises(UnavailableError, match=r"provider 'cuda' \(CUDAExecutionProvider\) not available"):
+        runner_from_name("CUDAExecutionProvider", isolate=False, timeout=10)

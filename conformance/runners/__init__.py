@@ -16,9 +16,24 @@ class RunnerSpec:
     """Which runtime to run and how: enough to build the same runner in another process."""
 
     runner: str = "onnxruntime"
-    provider: str = "cpu"
+    provider: str = "cpu"  # cpu, cuda or dml; onnxruntime's own names are taken too
     backend: str | None = None
     optimizations: str = "on"
+
+    def __post_init__(self) -> None:
+        """Refuse what names no runner, or an option the chosen runner would silently ignore."""
+        from .onnxruntime import provider_name, short_provider
+
+        if self.runner not in RUNNER_NAMES:
+            raise UsageError(f"unknown runner '{self.runner}' (choose from: {', '.join(RUNNER_NAMES)})")
+        provider_name(self.provider)
+        object.__setattr__(self, "provider", short_provider(self.provider))
+        if self.backend and self.runner != "onnxruntime":
+            raise UsageError(f"--backend and --runner {self.runner} name two runners: give one")
+        chosen = f"--backend {self.backend}" if self.backend else f"--runner {self.runner}"
+        if (self.backend or self.runner != "onnxruntime") and (self.provider != "cpu" or self.optimizations != "on"):
+            given = f"--provider {self.provider}" if self.provider != "cpu" else f"--optimizations {self.optimizations}"
+            raise UsageError(f"{given} chooses how onnxruntime runs; it does not apply to {chosen}")
 
     def make(self) -> Runner:
         """The runner the spec names; UnavailableError (exit 3) when it cannot run here."""
@@ -30,11 +45,9 @@ class RunnerSpec:
             from .onnxruntime import OnnxRuntimeRunner
 
             return OnnxRuntimeRunner(self.provider, self.optimizations)
-        if self.runner == "reference":
-            from .onnx_reference import OnnxReferenceRunner
+        from .onnx_reference import OnnxReferenceRunner
 
-            return OnnxReferenceRunner()
-        raise UsageError(f"unknown runner '{self.runner}' (choose from: {', '.join(RUNNER_NAMES)})")
+        return OnnxReferenceRunner()
 
 
 def make_runner(runner: str = "onnxruntime", provider: str = "cpu", backend: str | None = None,

@@ -16,7 +16,7 @@ import numpy as np
 from onnx import numpy_helper
 
 from ..dtypes import canonical_name, dtype, from_elem_type, from_numpy
-from ..errors import UnavailableError
+from ..errors import UnavailableError, UsageError
 from ..model import BuiltModel
 from .base import RunOutput, SessionCache, classified
 from .fallback import fallback_message, providers_that_ran, read_profile
@@ -33,10 +33,19 @@ UNSUPPORTED_MARKERS = (
 UNREGISTERED_TYPE = re.compile(r"MLDataType for: (tensor\([a-z0-9]+\)) is not currently registered")
 
 
+def short_provider(text: str) -> str | None:
+    """cpu, cuda or dml for that name or onnxruntime's own (CUDAExecutionProvider), in any case; else None."""
+    wanted = text.strip().lower()
+    return next((short for short, full in PROVIDERS.items() if wanted in (short, full.lower())), None)
+
+
 def provider_name(provider: str) -> str:
-    if provider not in PROVIDERS:
-        raise UnavailableError(f"unknown provider '{provider}' (choose from: {', '.join(PROVIDERS)})")
-    return PROVIDERS[provider]
+    """onnxruntime's name of the provider `short_provider` knows; a UsageError naming the choices for any other."""
+    short = short_provider(provider)
+    if short is None:
+        raise UsageError(f"unknown provider '{provider}' (choose from: {', '.join(PROVIDERS)}, "
+                         f"or onnxruntime's names: {', '.join(PROVIDERS.values())})")
+    return PROVIDERS[short]
 
 
 def session_options(ort, provider: str, optimizations: str):
@@ -66,9 +75,9 @@ class OnnxRuntimeRunner:
 
         self._ort = onnxruntime
         onnxruntime.set_default_logger_severity(4)  # verdicts carry the errors; the log only repeats them
-        self.provider = provider
-        self.optimizations = optimizations
         self.execution_provider = provider_name(provider)
+        self.provider = short_provider(provider)
+        self.optimizations = optimizations
         available = onnxruntime.get_available_providers()
         if self.execution_provider not in available:
             raise UnavailableError(
