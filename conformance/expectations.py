@@ -4,7 +4,7 @@
       - op: Slice
         versions: [10, 11, 13]          # optional: since-versions
         dtypes: [float, int64]          # optional
-        runner: onnxruntime             # optional: runner name, or a provider (cpu, cuda, dml)
+        runner: onnxruntime             # optional: runner name, or a provider (cpu, cuda, dml, CUDAExecutionProvider)
         case: Slice-13/negative_step_int_max_end/float/int64   # optional: one case id, or a list
         match: "negative_step_int*max*" # optional: glob on the case name
         when: negative-step-int-max-end # optional: a trait of what the case contains (see below)
@@ -35,7 +35,7 @@ from .compare import CRASH, ERROR, FAIL, FALLBACK, PASS, TIMEOUT, XFAIL, XPASS, 
 from .errors import CaseFileError, ConformError
 from .output import write_atomic
 from .reference import for_op
-from .runners.onnxruntime import PROVIDERS
+from .runners.onnxruntime import PROVIDERS, short_provider
 from .values import ValueProblem
 
 DEVIATIONS = (FAIL, ERROR, CRASH, TIMEOUT, FALLBACK)
@@ -75,8 +75,9 @@ class Expectation:
 
 
 def _runner_matches(wanted: str, runner_info: dict) -> bool:
-    if wanted in PROVIDERS:
-        return runner_info.get("provider") == PROVIDERS[wanted]
+    provider = short_provider(wanted)
+    if provider is not None:
+        return runner_info.get("provider") == PROVIDERS[provider]
     return wanted == runner_info.get("name") or runner_info.get("name", "").endswith(wanted)
 
 
@@ -175,8 +176,7 @@ def apply(results: list, expectations: list[Expectation], runner_info: dict) -> 
 def write_starting_file(results: list, runner_info: dict, path: Path) -> int:
     """Write the current deviations as an expectations file to start from; return how many."""
     failing = [r for r in results if r.outcome in DEVIATIONS]
-    runner = {"CPUExecutionProvider": "cpu", "CUDAExecutionProvider": "cuda", "DmlExecutionProvider": "dml"}.get(
-        runner_info.get("provider"), runner_info.get("name"))
+    runner = short_provider(runner_info.get("provider", "")) or runner_info.get("name")
     entries = [{"op": r.example.op, "case": r.example.id, "runner": runner,
                 "reason": f"observed: {r.verdict.message[:200]}"} for r in failing]
     header = "# Known deviations; replace each 'observed' reason with why the runtime deviates.\n"

@@ -153,6 +153,18 @@ def test_an_entry_naming_a_dtype_by_another_name_matches_it(conform, tmp_path):
     assert result.report["results"][0]["outcome"] == "xfail" and result.code == 0
 
 
+@pytest.mark.parametrize("runner, matches", [("cpu", True), ("CPUExecutionProvider", True), ("cuda", False),
+                                             ("CUDAExecutionProvider", False), ("reference", False)])
+def test_an_entry_names_its_provider_by_either_name(conform, tmp_path, runner, matches):
+    # Before, `runner: CPUExecutionProvider` (the name reports use) matched nothing.
+    expect = expectations(tmp_path, f"""\
+        expectations:
+          - {{op: Slice, runner: {runner}, case: {DEVIATION}, reason: onnxruntime reads INT_MAX as 'to the start'}}
+        """)
+    result = conform(*BASE, "--case", DEVIATION, "--expect", expect)
+    assert result.report["results"][0]["outcome"] == ("xfail" if matches else "fail")
+
+
 def test_junit_parses_and_its_counts_equal_the_json_summary(conform, tmp_path):
     junit, html = tmp_path / "r.xml", tmp_path / "r.html"
     result = conform("run", "--op", "Slice", "--opset", "13", "--dtype", "float", "--examples", "5",
