@@ -311,6 +311,7 @@ def _example(case: Case, version: OpVersion, reference: OpReference, binding: di
         if version.attribute(name) is None:
             raise ValueProblem(f"'{name}' is not an attribute of {version.label}")
         attributes[name] = _attribute(version, name, written, binding, reference, seed)
+    _check_required_given(version, inputs, attributes)
     expect = case.expect or Expectation()
     output = None
     if expect.output is not None:
@@ -321,6 +322,14 @@ def _example(case: Case, version: OpVersion, reference: OpReference, binding: di
         source=case.source, dtype_param=reference.dtype_param, spec=case.spec,
         expect_error=expect.error, expect_output=output,
     )
+
+
+def _check_required_given(version: OpVersion, inputs: dict, attributes: dict) -> None:
+    """Every input the schema does not mark optional, and every required attribute, has a value."""
+    missing = [i.name for i in version.inputs if not i.optional and inputs.get(i.name) is None]
+    missing += [a.name for a in version.attributes if a.required and a.name not in attributes]
+    if missing:
+        raise ValueProblem(f"{version.label} needs {', '.join(repr(m) for m in missing)}: give it under 'inputs'")
 
 
 def _place(version: OpVersion, name: str, array: Any, inputs: dict, attributes: dict) -> None:

@@ -9,6 +9,8 @@ Nothing here evaluates expressions: tokens are looked up by name.
 from __future__ import annotations
 
 import math
+import re
+from decimal import Decimal
 from typing import Any
 
 import numpy as np
@@ -24,6 +26,10 @@ SENTINELS = {
     "INT64_MIN": -(2**63),
     "UINT64_MAX": 2**64 - 1,
 }
+
+
+# YAML 1.1 (PyYAML) reads an exponent without a sign or a dot, as in 1e10 or 1.0e10, as text.
+EXPONENT_NUMBER = re.compile(r"[-+]?(\d+\.?\d*|\.\d+)[eE][-+]?\d+")
 
 
 class ValueProblem(ValueError):
@@ -122,11 +128,14 @@ def _int_scalar(value: Any, dt: DType) -> int:
     return value
 
 
-def _int_token(token: str, dt: DType) -> int:
+def _int_token(token: str, dt: DType) -> int | str:
     named = {"INT_MAX": dt.max, "INT_MIN": dt.lowest, "max": dt.max, "min": dt.lowest, "lowest": dt.lowest}
     named.update(SENTINELS)
     if token in named:
         return named[token]
+    if EXPONENT_NUMBER.fullmatch(token):
+        exact = Decimal(token)  # exactly: 1e19 is an integer a float would round
+        return int(exact) if exact == exact.to_integral_value() else token
     raise ValueProblem(f"unknown value name '{token}' for {dt.name} (known: {', '.join(named)})")
 
 
@@ -150,6 +159,8 @@ def _float_token(token: str, dt: DType) -> float:
     sign, name = (-1.0, token[1:]) if token.startswith("-") and token not in special else (1.0, token)
     if name in special:
         return sign * float(special[name])
+    if EXPONENT_NUMBER.fullmatch(token):
+        return _float_scalar(float(token), dt)
     raise ValueProblem(f"unknown value name '{token}' for {dt.name} (known: {', '.join(special)})")
 
 

@@ -95,6 +95,18 @@ def test_an_input_the_version_does_not_have(tmp_path):
     assert "'steps' is neither an input nor an attribute of Slice-1" in message
 
 
+@pytest.mark.parametrize("versions, inputs, missing", [
+    ("[13]", "{data: [[1, 2], [3, 4]], starts: [0]}", "Slice-13 needs 'ends'"),
+    ("[13]", "{data: null, starts: [0], ends: [1]}", "Slice-13 needs 'data'"),
+    ("[1]", "{data: [1, 2], ends: [1]}", "Slice-1 needs 'starts'"),  # a required attribute there
+])
+def test_a_required_input_left_out_is_a_file_error_not_a_traceback(tmp_path, versions, inputs, missing):
+    # Before, the case loaded and the reference raised KeyError mid-run.
+    text = GOOD_CASE.replace("[13]", versions).replace("{data: [[1, 2], [3, 4]], starts: [0], ends: [1]}", inputs)
+    [(_, line, message)] = problems(write(tmp_path, "missing.yaml", text))
+    assert line == 3 and f"case 'ok': {missing}: give it under 'inputs'" in message
+
+
 def test_every_problem_in_every_file_is_reported(tmp_path):
     a = write(tmp_path, "a.yaml", GOOD_CASE.replace("dtypes:", "dtype:"))
     b = write(tmp_path, "b.yaml", "op: Clip\ncases: 3\n")

@@ -20,6 +20,15 @@ def test_int_max_sentinel_follows_the_index_dtype(name, top):
     assert to_array(["INT_MAX", "INT_MIN"], dtype(name)).tolist() == [top, -top - 1]
 
 
+@pytest.mark.parametrize("written, name, value", [
+    ("1.0e10", "double", 1e10), ("1e-3", "float", np.float32(1e-3)), ("-2E3", "float16", -2000.0),
+    (".5e1", "double", 5.0), ("1e3", "int32", 1000), ("9e18", "int64", 9 * 10**18), ("1.5e1", "uint8", 15),
+])
+def test_an_exponent_yaml_reads_as_text_is_the_number(written, name, value):
+    # PyYAML reads 1e10 and 1.0e10 (no sign after the e) as strings: they were "unknown value name".
+    assert to_array([written], dtype(name)).tolist() == [value]
+
+
 def test_wide_integers_are_exact():
     assert to_array([2**64 - 1, 2**53 + 1], dtype("uint64")).tolist() == [2**64 - 1, 2**53 + 1]
 
@@ -30,6 +39,9 @@ def test_wide_integers_are_exact():
         (300, "uint8", "does not fit uint8"),
         (-1, "uint4", "does not fit uint4"),
         (1.5, "int32", "not an integer"),
+        ("1.5e0", "int32", "not an integer"),
+        ("1e20", "uint64", "does not fit uint64"),
+        ("1.0e10", "float16", "does not fit float16"),
         ("nan", "float4e2m1", "unknown value name 'nan'"),
         ("inf", "float8e4m3fn", "unknown value name 'inf'"),
         (1e6, "float16", "does not fit float16"),
