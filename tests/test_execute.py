@@ -56,3 +56,17 @@ def test_each_result_times_its_own_case_not_the_chunk_around_it():
     seconds = [r.seconds for r in run_examples(examples, runner, OPTIONS)]
     assert all(seconds[i] >= 0.2 for i in slow)
     assert all(s < 0.1 for i, s in enumerate(seconds) if i not in slow), seconds
+
+
+def test_a_case_the_text_allows_but_onnx_checker_refuses_is_not_called_a_conform_bug(tmp_path):
+    # ConstantOfShape's text: value "Should be a one-element tensor"; onnx's type inference also wants
+    # it one-dimensional, so a [[1.5]] value is a case the text allows that onnx.checker refuses.
+    (tmp_path / "cos.yaml").write_text(
+        "op: ConstantOfShape\ncases:\n  - name: value_rank_2\n    versions: [21]\n    dtypes: [float]\n"
+        "    inputs: {input: [2]}\n    attributes: {value: [[1.5]]}\n")
+    options = RunOptions(op="ConstantOfShape", opset=21, case_roots=(tmp_path,), use_hypothesis=False)
+    [result] = run_examples(select_examples(options), make_runner(), options)
+    assert result.expected.is_valid and result.outcome == "error"
+    assert "case the spec text allows" in result.verdict.message and "one-dim" in result.verdict.message
+    assert "either conform built it wrong or onnx is stricter than the text" in result.verdict.message
+    assert not result.actual  # not run: the runtime's answer would be judged against a model onnx calls invalid
