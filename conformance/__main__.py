@@ -4,10 +4,21 @@ multiprocessing starts each worker process (the isolated runtime's, and `--jobs`
 the main module again; this module imports nothing, so a worker imports only what it runs, not
 the command line's typer, rich and every report format (a runtime worker starts in about half the
 time).
+
+The commands that run cases start the fork server their workers come from first thing, so that
+its imports run beside this process's own (see `runners.lifetime`).
 """
+
+import sys
+
+WORKER_COMMANDS = ("run", "diff")
 
 
 def main() -> None:
+    if sys.argv[1:2] and sys.argv[1] in WORKER_COMMANDS:
+        from .runners.lifetime import start_server
+
+        start_server()
     from .cli import main as run_command_line
 
     run_command_line()

@@ -27,7 +27,7 @@ from .runners.lifetime import serve, start_worker
 # waiting for this process to read its answer and send another.
 UNITS_IN_FLIGHT = 2
 
-# Below this many units a pool costs more to start (each worker imports onnxruntime and hypothesis)
+# Below this many units a pool costs more to start (each worker imports onnxruntime and makes its sessions)
 # than it saves.
 AUTO_PARALLEL_UNITS = 8
 

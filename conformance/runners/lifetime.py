@@ -1,19 +1,31 @@
-"""The life of a worker process: it serves its parent's requests and never outlives the parent.
+"""The life of a worker process: how it starts, how it serves its parent, and that it never
+outlives the process that asked for it.
 
-On Linux a worker asks the kernel for SIGKILL when its parent dies (`PR_SET_PDEATHSIG`), so a
-killed or interrupted run leaves no runtime worker behind holding its pipes open. Elsewhere the
-workers still end when their pipe closes, between cases.
+Start: the main process's workers (the isolated runtime's, `--jobs`') are forked from a fork
+server, a process started once that has imported what every worker needs (numpy, onnx,
+hypothesis, conform) and nothing that starts a thread: onnxruntime's import does, and a fork of a
+threaded process may deadlock, so each worker imports onnxruntime itself after the fork (numpy's
+OpenBLAS threads are safe: OpenBLAS stops them before a fork and starts them again when needed). A worker
+is then ready in ~0.1 s instead of the ~0.5 s a spawned interpreter spends importing. A worker's
+own workers (an isolated `--jobs` worker's runtime worker) are spawned: the server answers only the
+process that started it. Where there is no fork server (Windows), every worker is spawned.
+
+End: a worker watches its parent's sentinel from a thread and exits when the parent is gone,
+whoever forked it. On Linux it also asks the kernel for SIGKILL when the process it was forked
+from dies (`PR_SET_PDEATHSIG`), which ends it even when its main thread is stuck in native code.
 """
 
 from __future__ import annotations
 
 import ctypes
 import multiprocessing
+import multiprocessing.forkserver
 import os
 import pickle
 import signal
 import sys
-from multiprocessing.connection import Connection
+import threading
+from multiprocessing.connection import Connection, wait
 from multiprocessing.process import BaseProcess
 from typing import Any, Callable
 
@@ -21,13 +33,48 @@ from ..errors import UnavailableError
 
 _PR_SET_PDEATHSIG = 1
 
+# What the fork server imports before it forks anything: what the workers run, minus onnxruntime.
+SERVER_PRELOAD = ["conformance.parallel", "conformance.runners.isolated", "conformance.runners.onnxruntime"]
+
+
+class _Server:
+    """Whether this process's fork server could not be started: then its workers are spawned."""
+
+    failed = False
+
+
+def start_method() -> str:
+    """'forkserver' in the main process where the platform has one that starts, else 'spawn'."""
+    if multiprocessing.parent_process() is None and not _Server.failed and "forkserver" in multiprocessing.get_all_start_methods():
+        return "forkserver"
+    return "spawn"
+
+
+def start_server() -> None:
+    """Start the fork server now, if this process uses one, so that its imports run beside the
+    caller's own work instead of delaying the first worker. Returns at once; idempotent."""
+    if start_method() != "forkserver":
+        return
+    multiprocessing.forkserver.set_forkserver_preload(SERVER_PRELOAD)
+    try:
+        multiprocessing.forkserver.ensure_running()
+    except OSError:
+        # No socket where the temporary folder is (a path too long for one, a read-only folder):
+        # spawned workers are slower to start, not worse.
+        _Server.failed = True
+
 
 def start_worker(target: Callable[..., None], args: tuple, daemon: bool = False) -> tuple[BaseProcess, Connection]:
-    """A spawned process running `target(*args, connection)`, and this process's end of the pipe.
+    """A worker process running `target(*args, connection)`, and this process's end of the pipe.
     When the system will not start it (out of processes or memory): UnavailableError, no traceback."""
-    context = multiprocessing.get_context("spawn")
+    method = start_method()
+    if method == "forkserver":
+        start_server()
+    context = multiprocessing.get_context(method)
     parent, child = context.Pipe()
-    process = context.Process(target=target, args=(*args, child), daemon=daemon)
+    # A forked worker has the server's environment, from when it started: it takes this process's
+    # as it is now, as a spawned one would (a backend may read it when it loads).
+    process = context.Process(target=_run, args=(dict(os.environ), target, *args, child), daemon=daemon)
     try:
         process.start()
     except OSError as error:
@@ -39,25 +86,37 @@ def start_worker(target: Callable[..., None], args: tuple, daemon: bool = False)
     return process, parent
 
 
+def _run(environment: dict[str, str], target: Callable[..., None], *args: Any) -> None:
+    # Ctrl-C reaches the whole process group: the parent decides what an interruption means.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    os.environ.clear()
+    os.environ.update(environment)
+    die_with_parent()
+    target(*args)
+
+
 def die_with_parent() -> None:
-    """Be killed when the parent process dies (Linux); a no-op where the kernel cannot do it."""
-    if not sys.platform.startswith("linux"):
-        return
-    try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
-    except (OSError, AttributeError):
-        return
+    """End this worker when the process that started it ends."""
     parent = multiprocessing.parent_process()
-    if parent is not None and os.getppid() != parent.pid:  # the parent died before the request
-        os._exit(1)
+    if parent is None:
+        return
+    threading.Thread(target=_exit_when_gone, args=(parent.sentinel,), name="conform-parent-watch", daemon=True).start()
+    if sys.platform.startswith("linux"):
+        try:
+            ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+        except (OSError, AttributeError):
+            pass
+
+
+def _exit_when_gone(sentinel: int) -> None:
+    # The sentinel is a pipe only the parent holds open: it reads as ready once the parent is gone,
+    # also when that happened before this thread started.
+    wait([sentinel])
+    os._exit(1)
 
 
 def serve(connection: Connection, handle: Callable[[Any], Any]) -> None:
     """Answer each request with `handle(request)` until the parent sends None or goes away."""
-    die_with_parent()
-    # Ctrl-C reaches the whole process group: the parent decides what an interruption means.
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
     while True:
         try:
             request = connection.recv()

@@ -1,0 +1,121 @@
+"""Worker processes: forked from a clean fork server in the main process, spawned below it, given
+the environment of the moment, and gone when the process that asked for them is gone."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from conftest import BACKENDS, with_test_backends
+from conformance.runners.lifetime import start_method, start_server, start_worker
+
+linux_only = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+
+
+@pytest.fixture
+def probes(monkeypatch):
+    monkeypatch.syspath_prepend(str(BACKENDS))
+    import worker_probes
+
+    return worker_probes
+
+
+def found_by_a_worker(probes) -> dict:
+    process, connection = start_worker(probes.what_it_found, ())
+    try:
+        assert connection.poll(60), "the worker never answered"
+        return connection.recv()
+    finally:
+        process.join(10)
+        connection.close()
+
+
+@pytest.mark.skipif(start_method() != "forkserver", reason="this platform has no fork server: workers are spawned")
+def test_workers_come_from_a_server_that_has_imported_everything_but_onnxruntime(probes):
+    found = found_by_a_worker(probes)
+    # What makes a worker fast to start: the heavy imports are done before the fork ...
+    assert found["preloaded"]
+    # ... and what makes the fork safe: onnxruntime, whose import starts a thread, is not among them.
+    assert not found["onnxruntime loaded"]
+
+
+@linux_only
+@pytest.mark.skipif(start_method() != "forkserver", reason="this platform has no fork server: workers are spawned")
+def test_the_fork_server_has_no_thread_to_leave_a_lock_held(probes):
+    found = found_by_a_worker(probes)
+    # onnxruntime, say, would leave one (numpy's OpenBLAS stops its own before a fork).
+    assert found["threads of the process it was forked from"] == 1
+    native, python = found["its threads, native vs python"]
+    assert native == python, "a thread started outside Python came with the fork or the start-up"
+
+
+def test_a_worker_has_the_environment_of_the_moment_it_was_asked_for(probes, monkeypatch):
+    start_server()  # the server's environment is older than the variable
+    monkeypatch.setenv("CONFORM_TEST_MARK", "set after the server started")
+    assert found_by_a_worker(probes)["mark"] == "set after the server started"
+
+
+def test_a_workers_own_workers_are_spawned(probes):
+    # The fork server answers only the process that started it.
+    assert found_by_a_worker(probes)["start method of its own workers"] == "spawn"
+
+
+def _gone(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/status") as status:
+            return any(line.split()[:2] == ["State:", "Z"] for line in status)  # dead, not yet reaped
+    except FileNotFoundError:
+        return True
+
+
+REQUESTER = """
+import sys, time
+from conformance.runners.lifetime import start_worker
+import worker_probes
+if __name__ == "__main__":
+    process, connection = start_worker(worker_probes.stay, ())
+    print(connection.recv(), flush=True)
+    time.sleep(120)
+"""
+
+
+@linux_only
+def test_a_worker_dies_with_the_process_that_asked_for_it_whoever_forked_it():
+    # The worker's parent is the fork server, not the requester; killed with SIGKILL, the requester
+    # has no chance to stop it. Before, a worker outlived a killed run until its case ended.
+    requester = subprocess.Popen([sys.executable, "-c", REQUESTER], stdout=subprocess.PIPE, text=True,
+                                 env=with_test_backends())
+    try:
+        worker = int(requester.stdout.readline())
+        assert not _gone(worker)
+        requester.send_signal(signal.SIGKILL)
+        requester.wait(10)
+        deadline = time.monotonic() + 10
+        while not _gone(worker) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert _gone(worker), f"worker {worker} outlived the process that started it"
+    finally:
+        requester.kill()
+        requester.stdout.close()
+
+
+def test_without_a_fork_server_workers_are_spawned_and_still_start(probes, monkeypatch):
+    import multiprocessing.forkserver
+
+    from conformance.runners import lifetime
+
+    def no_socket():
+        raise OSError(36, "File name too long")
+
+    monkeypatch.setattr(lifetime._Server, "failed", False)
+    monkeypatch.setattr(multiprocessing.forkserver, "ensure_running", no_socket)
+    start_server()
+    assert start_method() == "spawn"
+    found = found_by_a_worker(probes)
+    # A spawned worker imports only what it runs: nothing was preloaded for it.
+    assert not found["preloaded"] and found["start method of its own workers"] == "spawn"
