@@ -114,8 +114,7 @@ def test_without_a_fork_server_workers_are_spawned_and_still_start(probes, monke
 
     monkeypatch.setattr(lifetime._Server, "failed", False)
     monkeypatch.setattr(multiprocessing.forkserver, "ensure_running", no_socket)
-    start_server()
-    assert start_method() == "spawn"
     found = found_by_a_worker(probes)
+    assert start_method() == "spawn"
     # A spawned worker imports only what it runs: nothing was preloaded for it.
     assert not found["preloaded"] and found["start method of its own workers"] == "spawn"

@@ -67,10 +67,8 @@ def start_server() -> None:
 def start_worker(target: Callable[..., None], args: tuple, daemon: bool = False) -> tuple[BaseProcess, Connection]:
     """A worker process running `target(*args, connection)`, and this process's end of the pipe.
     When the system will not start it (out of processes or memory): UnavailableError, no traceback."""
-    method = start_method()
-    if method == "forkserver":
-        start_server()
-    context = multiprocessing.get_context(method)
+    start_server()
+    context = multiprocessing.get_context(start_method())
     parent, child = context.Pipe()
     # A forked worker has the server's environment, from when it started: it takes this process's
     # as it is now, as a spawned one would (a backend may read it when it loads).
