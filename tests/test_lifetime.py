@@ -85,11 +85,11 @@ if __name__ == "__main__":
 
 
 @linux_only
-def test_a_worker_dies_with_the_process_that_asked_for_it_whoever_forked_it():
+def test_a_worker_dies_with_the_process_that_asked_for_it_whoever_forked_it(tmp_path):
     # The worker's parent is the fork server, not the requester; killed with SIGKILL, the requester
     # has no chance to stop it. Before, a worker outlived a killed run until its case ended.
     requester = subprocess.Popen([sys.executable, "-c", REQUESTER], stdout=subprocess.PIPE, text=True,
-                                 env=with_test_backends())
+                                 env={**with_test_backends(), "TMPDIR": str(tmp_path)})  # the server's socket, left behind
     try:
         worker = int(requester.stdout.readline())
         assert not _gone(worker)
