@@ -1,7 +1,7 @@
 """The `conform` command's entry point (and `python -m conformance`), kept to this one function.
 
 multiprocessing starts each worker process (the isolated runtime's, and `--jobs`') by importing
-the main module again; this module imports nothing, so a worker imports only what it runs, not
+the main module again; this module imports nothing heavy, so a worker imports only what it runs, not
 the command line's typer, rich and every report format (a runtime worker starts in about half the
 time).
 

@@ -11,8 +11,11 @@ own workers (an isolated `--jobs` worker's runtime worker) are spawned: the serv
 process that started it. Where there is no fork server (Windows), every worker is spawned.
 
 End: a worker watches its parent's sentinel from a thread and exits when the parent is gone,
-whoever forked it. On Linux it also asks the kernel for SIGKILL when the process it was forked
-from dies (`PR_SET_PDEATHSIG`), which ends it even when its main thread is stuck in native code.
+whoever forked it; the thread runs whenever the runtime lets go of the GIL, as onnxruntime does
+while it runs a session. On Linux a worker also asks the kernel for SIGKILL when the process it
+was forked from dies (`PR_SET_PDEATHSIG`): for a spawned worker that is the requester, and the
+kill comes even while native code holds the GIL; a forked worker's is the server, which outlives
+its workers.
 """
 
 from __future__ import annotations
