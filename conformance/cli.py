@@ -21,7 +21,7 @@ from . import casefile, registry, strategies
 from .errors import ConformError, UsageError
 from .execute import (DEFAULT_MAX_ELEMENTS, RunOptions, check_case_ids_found, parse_shard, plan, run_examples, select_examples, selected,
                       shrink_failures)
-from .parallel import run_parallel, worker_count
+from .parallel import WorkerPool, worker_count
 from .expectations import apply as apply_expectations
 from .expectations import load as load_expectations
 from .expectations import write_starting_file
@@ -149,8 +149,7 @@ def run_command(
             execute, skipped = _generated_execution(options, jobs, RunnerSpec(runner, provider, backend), not no_isolation, timeout), []
         for level, chosen_runner in zip(levels, runners):
             finished = []
-            execute(chosen_runner, level, finished.append)
-            found = shrink_failures(finished, chosen_runner, options, path.parent / "minimal")
+            found = execute(chosen_runner, level, finished.append, path.parent / "minimal")
             results += _tagged(found, level, len(levels))
             finished = []
     if interrupted:
@@ -224,14 +223,16 @@ def _generated_execution(options: RunOptions, jobs: int | None, spec: RunnerSpec
     workers = worker_count(jobs, len(units), isolate)
     selected = select_examples(options, units) if workers == 1 else []
 
-    def execute(runner, level: str, on_result) -> None:
+    def execute(runner, level: str, on_result, shrunk_into: Path) -> list:
+        """The level's results, the failing groups' minimal cases attached (written to `shrunk_into`)."""
         if workers == 1:
-            _with_progress(options.op, len(selected) * len(options.modes), on_result,
-                           lambda advance: run_examples(selected, runner, options, advance))
-        else:
-            leveled = dataclasses.replace(spec, optimizations=level)
-            _with_progress(f"{options.op} ({workers} jobs)", None, on_result,
-                           lambda advance: run_parallel(units, options, leveled, workers, isolate, timeout, advance, _note))
+            results = _with_progress(options.op, len(selected) * len(options.modes), on_result,
+                                     lambda advance: run_examples(selected, runner, options, advance))
+            return shrink_failures(results, runner, options, shrunk_into)
+        leveled = dataclasses.replace(spec, optimizations=level)
+        with WorkerPool(min(workers, len(units)), options, leveled, isolate, timeout, _note) as pool:
+            results = _with_progress(f"{options.op} ({workers} jobs)", None, on_result, lambda advance: pool.run(units, advance))
+            return shrink_failures(results, runner, options, shrunk_into, pool.minimal_cases)
 
     return execute
 
@@ -250,8 +251,8 @@ def _golden_execution(paths: list[Path], options: RunOptions):
         raise UsageError(f"no golden test to run under {', '.join(map(str, paths))} with these options "
                          f"(tests found: {', '.join(found)}; skipped: {len(skipped)})")
 
-    def execute(runner, level: str, on_result) -> None:
-        _with_progress("golden tests", len(cases), on_result, lambda advance: run_stored(cases, runner, options, advance))
+    def execute(runner, level: str, on_result, shrunk_into: Path) -> list:
+        return _with_progress("golden tests", len(cases), on_result, lambda advance: run_stored(cases, runner, options, advance))
 
     return execute, skipped
 

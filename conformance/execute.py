@@ -393,11 +393,38 @@ def _replay_parts(op: str, version: int, hypothesis: bool, seed: int | None, exa
 FAILING = (compare.FAIL, compare.ERROR)
 
 
-def shrink_failures(results: list[Result], runner: Runner, options: RunOptions, folder: Path) -> list[Result]:
+@dataclass(frozen=True)
+class ShrinkTask:
+    """A failing version x type binding (in one input mode) of a run, to shrink from its first failure."""
+
+    example: Example
+    mode: str
+
+    def describe(self) -> str:
+        return f"shrinking of hypothesis group {self.example.version.label} {self.example.types}"
+
+
+# A failing group's minimal case, and what the runner makes of it; None when hypothesis met no failure.
+Minimal = tuple[Example, str] | None
+
+
+def minimal_case(task: ShrinkTask, runner: Runner, options: RunOptions) -> Minimal:
+    """Shrink a failing group with hypothesis, trying each candidate on `runner`."""
+    example = task.example
+    minimal = strategies.shrink(
+        example.version, dict(sorted(example.types.items())), options.examples, options.seed,
+        lambda candidate: run_one(candidate, runner, options, task.mode).outcome in FAILING,
+    )
+    return None if minimal is None else (minimal, run_one(minimal, runner, options, task.mode).verdict.message)
+
+
+def shrink_failures(results: list[Result], runner: Runner, options: RunOptions, folder: Path,
+                    minimal_cases: Callable[[list[ShrinkTask]], list[Minimal]] | None = None) -> list[Result]:
     """For each version x type binding whose hypothesis cases failed, attach the shrunk minimal case.
 
     The minimal case is written to `folder` as a ready-to-paste YAML case file, with the command
-    that replays it. Results are returned in the same order.
+    that replays it. Results are returned in the same order. The groups are shrunk on `runner`,
+    one after another, or by `minimal_cases` (the --jobs workers), in the order given.
     """
     groups: dict[tuple, int] = {}
     for position, result in enumerate(results):
@@ -405,25 +432,21 @@ def shrink_failures(results: list[Result], runner: Runner, options: RunOptions, 
         if example.source == "hypothesis" and result.outcome in FAILING:
             key = (example.version.since_version, tuple(sorted(example.types.items())), result.extra.get("mode", "input"))
             groups.setdefault(key, position)
+    positions = list(groups.values())
+    tasks = [ShrinkTask(results[p].example, results[p].extra.get("mode", "input")) for p in positions[:options.shrink]]
+    found = minimal_cases(tasks) if minimal_cases else [minimal_case(task, runner, options) for task in tasks]
     shrunk = list(results)
-    for rank, ((_, binding, mode), position) in enumerate(groups.items()):
-        example = results[position].example
-        if rank >= options.shrink:
-            note = f"not shrunk: only the first {options.shrink} failing groups are (raise --shrink)"
-            shrunk[position] = dataclasses.replace(results[position], extra={**results[position].extra, "minimal": {"skipped": note}})
-            continue
-        minimal = strategies.shrink(
-            example.version, dict(binding), options.examples, options.seed,
-            lambda candidate: run_one(candidate, runner, options, mode).outcome in FAILING,
-        )
+    for position, task, minimal in zip(positions, tasks, found):
         if minimal is not None:
-            shrunk[position] = dataclasses.replace(
-                results[position], extra={**results[position].extra, "minimal": _minimal_record(minimal, runner, options, folder, mode)}
-            )
+            record = _minimal_record(*minimal, runner, options, folder, task.mode)
+            shrunk[position] = dataclasses.replace(results[position], extra={**results[position].extra, "minimal": record})
+    note = f"not shrunk: only the first {options.shrink} failing groups are (raise --shrink)"
+    for position in positions[options.shrink:]:
+        shrunk[position] = dataclasses.replace(results[position], extra={**results[position].extra, "minimal": {"skipped": note}})
     return shrunk
 
 
-def _minimal_record(minimal: Example, runner: Runner, options: RunOptions, folder: Path, mode: str) -> dict:
+def _minimal_record(minimal: Example, message: str, runner: Runner, options: RunOptions, folder: Path, mode: str) -> dict:
     from .regression import case_yaml
     from .output import write_atomic
 
@@ -436,8 +459,7 @@ def _minimal_record(minimal: Example, runner: Runner, options: RunOptions, folde
     replay = shlex.join(["conform", "run", "--op", minimal.op, "--opset", str(minimal.version.since_version),
                          "--no-hypothesis", "--cases", str(path), "--mode", mode, "--case", named.id,
                          *runner.replay_options()])
-    return {"id": named.id, "yaml": text, "file": str(path), "replay": replay,
-            "outcome": run_one(minimal, runner, options, mode).verdict.message}
+    return {"id": named.id, "yaml": text, "file": str(path), "replay": replay, "outcome": message}
 
 
-__all__ = ["RunOptions", "Result", "select_examples", "run_examples", "run_one", "expected_for", "shrink_failures"]
+__all__ = ["RunOptions", "Result", "select_examples", "run_examples", "run_one", "expected_for", "shrink_failures", "ShrinkTask", "minimal_case"]

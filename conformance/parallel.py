@@ -9,6 +9,9 @@ interruption every worker is killed at once and nothing is left queued, and a wo
 costs only time: the unit it was running is run again from this process, with the runtime in an
 isolated worker of its own, which attributes a crash to its case as a serial run would, and the
 unit it held but had not started goes to a fresh worker.
+
+The same workers then shrink the run's failing groups, side by side (each group's search is
+seeded, so its minimal case does not depend on the worker either).
 """
 
 from __future__ import annotations
@@ -16,12 +19,15 @@ from __future__ import annotations
 import os
 from collections import deque
 from multiprocessing.connection import Connection, wait
-from typing import Callable, Iterator
+from typing import Any, Callable, Iterator, Union
 
-from .execute import Result, RunOptions, WorkUnit, check_selection, examples_of, run_examples
+from .execute import (Minimal, Result, RunOptions, ShrinkTask, WorkUnit, check_selection, examples_of,
+                      minimal_case, run_examples)
 from .runners import Runner, RunnerSpec, make_runner
 from .runners.isolated import death as _death
 from .runners.lifetime import serve, start_worker
+
+Task = Union[WorkUnit, ShrinkTask]
 
 # Units held by each worker: with a second one queued, a worker starts it at once instead of
 # waiting for this process to read its answer and send another.
@@ -47,34 +53,62 @@ def worker_count(requested: int | None, units: int, isolate: bool, cores: int | 
 def run_parallel(units: list[WorkUnit], options: RunOptions, spec: RunnerSpec, jobs: int, isolate: bool,
                  timeout: float, on_result: Callable[[Result], None] = lambda r: None,
                  on_note: Callable[[str], None] = lambda note: None) -> list[Result]:
-    """Every unit of the run's plan, in `jobs` worker processes; results in plan order.
+    """Every unit of the run's plan, in `jobs` worker processes; results in plan order."""
+    with WorkerPool(min(jobs, len(units)) or 1, options, spec, isolate, timeout, on_note) as pool:
+        return pool.run(units, on_result)
 
-    The unit of a worker that died runs again here, on the runner in a worker process of its own
-    (whatever `isolate` says: a runtime that crashed once may crash again), and `on_note` hears of it.
+
+class WorkerPool:
+    """`jobs` worker processes for one run: they run its units, then shrink its failures.
+
+    Whatever a worker that died was doing is done again here, on the runner in a worker process of
+    its own (whatever `isolate` says: a runtime that crashed once may crash again), and `on_note`
+    hears of it. Leaving the `with` block on an exception kills the workers at once.
     """
-    results: list[Result] = []
-    pool = _Pool(min(jobs, len(units)) or 1, (spec, isolate, timeout, options), on_note)
-    rescuer: list[Runner] = []  # made on the first death only
 
-    def rescue(unit: WorkUnit) -> list[Result]:
-        if not rescuer:
-            rescuer.append(make_runner(spec.runner, spec.provider, spec.backend, spec.optimizations, True, timeout))
-        return run_examples(examples_of(unit, options), rescuer[0], options)
+    def __init__(self, jobs: int, options: RunOptions, spec: RunnerSpec, isolate: bool, timeout: float,
+                 on_note: Callable[[str], None] = lambda note: None) -> None:
+        self._options, self._spec, self._timeout = options, spec, timeout
+        self._pool = _Pool(jobs, (spec, isolate, timeout, options), on_note)
+        self._rescuer: list[Runner] = []  # made on the first death only
 
-    try:
-        for found in pool.in_order(units, rescue):
+    def run(self, units: list[WorkUnit], on_result: Callable[[Result], None] = lambda r: None) -> list[Result]:
+        """Every unit's results, in plan order; `on_result` hears each as it is handed out."""
+        results: list[Result] = []
+        for found in self._pool.in_order(units, self._rescue):
             for result in found:
                 results.append(result)
                 on_result(result)
-    except BaseException:
-        pool.close(kill=True)  # interrupted: stop now, not after the running units
-        raise
-    finally:
-        for runner in rescuer:
-            runner.close()
-    pool.close(kill=False)
-    check_selection([r.example for r in results], options)
-    return results
+        check_selection([r.example for r in results], self._options)
+        return results
+
+    def minimal_cases(self, tasks: list[ShrinkTask]) -> list[Minimal]:
+        """Each failing group shrunk in a worker, side by side; in the order given."""
+        return list(self._pool.in_order(tasks, self._rescue))
+
+    def _rescue(self, task: Task):
+        if not self._rescuer:
+            spec = self._spec
+            self._rescuer.append(make_runner(spec.runner, spec.provider, spec.backend, spec.optimizations, True, self._timeout))
+        return _perform(task, self._rescuer[0], self._options)
+
+    def __enter__(self) -> "WorkerPool":
+        return self
+
+    def __exit__(self, kind, error, trace) -> None:
+        try:
+            # Interrupted or failed: stop now, not after the running units.
+            self._pool.close(kill=kind is not None)
+        finally:
+            for runner in self._rescuer:
+                runner.close()
+
+
+def _perform(task: Task, runner: Runner, options: RunOptions):
+    """A unit's results, or a failing group's minimal case."""
+    if isinstance(task, ShrinkTask):
+        return minimal_case(task, runner, options)
+    return run_examples(examples_of(task, options), runner, options)
 
 
 def _serve(spec: RunnerSpec, isolate: bool, timeout: float, options: RunOptions, connection: Connection) -> None:
@@ -82,7 +116,7 @@ def _serve(spec: RunnerSpec, isolate: bool, timeout: float, options: RunOptions,
     if isolate:
         runner.start()  # the runtime's worker starts while the first unit is drawn
     try:
-        serve(connection, lambda request: (request[0], run_examples(examples_of(request[1], options), runner, options)))
+        serve(connection, lambda request: (request[0], _perform(request[1], runner, options)))
     finally:
         if isolate:
             runner.close()
@@ -107,8 +141,8 @@ class _Worker:
         except OSError:
             pass  # it died before taking the unit: `_ready` sees it end, and the unit is rescued
 
-    def answer(self) -> tuple[int, list[Result]] | None:
-        """The oldest unit's results, or None when the worker died instead of answering."""
+    def answer(self) -> tuple[int, Any] | None:
+        """The oldest unit's answer, or None when the worker died instead of answering."""
         try:
             if self.connection.poll():
                 position, results = self.connection.recv()
@@ -145,10 +179,11 @@ class _Pool:
         self._on_note = on_note
         self._workers = [_Worker(arguments) for _ in range(size)]
 
-    def in_order(self, units: list[WorkUnit], rescue: Callable[[WorkUnit], list[Result]]) -> Iterator[list[Result]]:
-        """Each unit's results in plan order; the running unit of a worker that died is run with `rescue`."""
+    def in_order(self, units: list[Task], rescue: Callable[[Task], Any]) -> Iterator[Any]:
+        """What each unit (or shrink task) gives, in their order; the running one of a worker that
+        died is done again with `rescue`."""
         upcoming = deque(enumerate(units))
-        finished: dict[int, list[Result]] = {}
+        finished: dict[int, Any] = {}
         for worker in self._workers:
             self._fill(worker, upcoming)
         for position in range(len(units)):
@@ -173,7 +208,7 @@ class _Pool:
         signalled = set(wait([w.connection for w in busy.values()] + [w.process.sentinel for w in busy.values()]))
         return [i for i, w in busy.items() if w.connection in signalled or w.process.sentinel in signalled]
 
-    def _rescued(self, index: int, units: list[WorkUnit], upcoming: deque, rescue) -> tuple[tuple[int, list[Result]], _Worker]:
+    def _rescued(self, index: int, units: list[Task], upcoming: deque, rescue) -> tuple[tuple[int, Any], _Worker]:
         """A dead worker's running unit, run by `rescue`, and the fresh worker that takes its place;
         the units it held but had not started go back to the front of the queue."""
         dead = self._workers[index]

@@ -121,3 +121,48 @@ def test_a_system_that_will_not_start_worker_processes_is_an_unavailable_error(m
     runner.close()
     with pytest.raises(UnavailableError, match="could not start a worker process"):
         run_parallel(plan(options), options, RunnerSpec(), 2, False, 10.0)
+
+
+def test_the_workers_shrink_a_runs_failures_as_a_serial_run_would(conform, tmp_path):
+    # The shrinking that follows a run is shared out to the same workers; every failing group
+    # still gets the minimal case a serial run finds, and the report does not change.
+    args = ("run", "--op", "Slice", "--opset", "13", "--no-yaml", "--dtype", "float", "--dtype", "int32",
+            "--backend", "wrong_slice", "--no-isolation")
+    one, two = tmp_path / "one.json", tmp_path / "two.json"
+    serial = conform(*args, "--jobs", "1", "--report-json", str(one))
+    parallel = conform(*args, "--jobs", "2", "--report-json", str(two))
+    assert without_timings(one) == without_timings(two)
+    minimal = [r["minimal"] for r in json.loads(two.read_text())["results"] if "yaml" in r.get("minimal", {})]
+    assert len(minimal) >= 2  # enough groups for both workers to shrink one
+    assert serial.code == parallel.code == 1 and "note:" not in parallel.stderr
+
+
+def test_a_pool_shrinks_each_task_in_its_workers_in_the_order_given(monkeypatch):
+    from conftest import BACKENDS
+
+    from conformance.execute import FAILING, ShrinkTask, minimal_case, run_examples, select_examples
+    from conformance.parallel import WorkerPool
+    from conformance.runners import RunnerSpec, make_runner
+
+    monkeypatch.syspath_prepend(str(BACKENDS))  # a worker takes this process's sys.path
+
+    options = RunOptions(op="Slice", opset=13, dtypes=("float", "int32"), use_yaml=False)
+    spec = RunnerSpec(backend="wrong_slice")
+    runner = make_runner(backend="wrong_slice", isolate=False)
+    failing = {}
+    for result in run_examples(select_examples(options), runner, options):
+        if result.outcome in FAILING:
+            failing.setdefault(result.example.types["T"] + result.example.types["Tind"], result.example)
+    tasks = [ShrinkTask(example, "input") for example in failing.values()]
+    assert len(tasks) >= 3
+    def not_here(*args):
+        raise AssertionError("shrunk in the main process, not in a worker")
+
+    # Workers come from the fork server, which imported conform before this patch.
+    monkeypatch.setattr("conformance.parallel.minimal_case", not_here)
+    with WorkerPool(2, options, spec, False, 10.0) as pool:
+        found = pool.minimal_cases(tasks)
+    serial = [minimal_case(task, runner, options) for task in tasks]
+    assert [(m[0].id, m[1]) for m in found] == [(m[0].id, m[1]) for m in serial]
+    assert [{k: v.tobytes() for k, v in m[0].inputs.items()} for m in found] == \
+           [{k: v.tobytes() for k, v in m[0].inputs.items()} for m in serial]
