@@ -49,8 +49,9 @@ class LineDict(dict):
     key_lines: dict[str, int]
 
 
-class _LineLoader(yaml.SafeLoader):
-    """SafeLoader that records lines and rejects duplicate keys; still constructs plain data only."""
+class _LineLoader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):
+    """SafeLoader (libyaml's parser where PyYAML has it: 7x faster) that records lines and rejects
+    duplicate keys; still constructs plain data only."""
 
 
 def _construct_mapping(loader: _LineLoader, node: yaml.MappingNode) -> LineDict:
@@ -253,7 +254,8 @@ def _expectation(value: Any, path: str, problems: Problems) -> Expectation | Non
 def _validate_by_expanding(case: Case, path: str, problems: Problems) -> list[Example]:
     try:
         _check_dtypes_exist_somewhere(case, applicable_versions(case))
-        return [e for version in applicable_versions(case) for e in expand(case, version)]
+        made: dict[tuple, Any] = {}  # one array per written value and dtype, shared by the versions the case expands to
+        return [e for version in applicable_versions(case) for e in expand(case, version, made)]
     except (ValueProblem, ConformError) as error:
         problems.add(path, case.line, f"case '{case.name}': {getattr(error, 'message', error)}")
         return []
@@ -264,17 +266,18 @@ def applicable_versions(case: Case) -> list[OpVersion]:
     return [v for v in all_versions if case.versions is None or v.since_version in case.versions]
 
 
-def expand(case: Case, version: OpVersion) -> list[Example]:
+def expand(case: Case, version: OpVersion, made: dict[tuple, Any] | None = None) -> list[Example]:
     """One Example per type binding of this version; raises ValueProblem on values that do not fit.
 
     Dtypes a case lists apply in each version that allows them; a case that expects
-    `dtype-not-allowed` applies exactly the dtypes it lists.
+    `dtype-not-allowed` applies exactly the dtypes it lists. Calls given the same `made` share the
+    arrays of the values the case writes.
     """
     reference = for_op(case.op)
     bindings = type_bindings(version, reference.dtype_param, case.dtypes, dict(case.types))
     if not _expects_wrong_type(case):
         bindings = [b for b in bindings if all(name in version.allowed(p) for p, name in b.items())]
-    return [_example(case, version, reference, b) for b in bindings]
+    return [_example(case, version, reference, b, {} if made is None else made) for b in bindings]
 
 
 def _expects_wrong_type(case: Case) -> bool:
@@ -295,7 +298,7 @@ def _check_dtypes_exist_somewhere(case: Case, versions_: list[OpVersion]) -> Non
                     )
 
 
-def _example(case: Case, version: OpVersion, reference: OpReference, binding: dict[str, str]) -> Example:
+def _example(case: Case, version: OpVersion, reference: OpReference, binding: dict[str, str], made: dict[tuple, Any]) -> Example:
     seed = stable_seed(version.label, case.name, *binding.values())
     inputs: dict[str, Any] = {}
     attributes: dict[str, Any] = {}
@@ -305,12 +308,12 @@ def _example(case: Case, version: OpVersion, reference: OpReference, binding: di
         if written is None:
             _place(version, name, None, inputs, attributes)
             continue
-        array = _typed(written, version, name, binding, reference, seed, f"input '{name}'")
+        array = _typed(written, version, name, binding, reference, seed, f"input '{name}'", made)
         _place(version, name, array, inputs, attributes)
     for name, written in case.attributes:
         if version.attribute(name) is None:
             raise ValueProblem(f"'{name}' is not an attribute of {version.label}")
-        attributes[name] = _attribute(version, name, written, binding, reference, seed)
+        attributes[name] = _attribute(version, name, written, binding, reference, seed, made)
     _check_required_given(version, inputs, attributes)
     expect = case.expect or Expectation()
     output = None
@@ -339,9 +342,16 @@ def _place(version: OpVersion, name: str, array: Any, inputs: dict, attributes: 
         attributes[name] = attribute_value(version, name, array)
 
 
-def _typed(written: Any, version: OpVersion, name: str, binding: dict, reference: OpReference, seed: int, what: str):
+def _typed(written: Any, version: OpVersion, name: str, binding: dict, reference: OpReference, seed: int, what: str,
+           made: dict[tuple, Any]):
+    """The array of a value the case writes, made once per dtype (and per seed for random values);
+    read-only, as the examples of several versions share it."""
     dt = dtype(value_dtype(version, name, binding, reference.attribute_params))
-    return _checked(lambda: to_array(written, dt, seed), what)
+    key = (id(written), dt.name, seed if isinstance(written, dict) and "random" in written else None)
+    if key not in made:
+        made[key] = _checked(lambda: to_array(written, dt, seed), what)
+        made[key].flags.writeable = False
+    return made[key]
 
 
 def _checked(make, what: str):
@@ -351,9 +361,10 @@ def _checked(make, what: str):
         raise ValueProblem(f"{what}: {problem}") from None
 
 
-def _attribute(version: OpVersion, name: str, written: Any, binding: dict, reference: OpReference, seed: int) -> Any:
+def _attribute(version: OpVersion, name: str, written: Any, binding: dict, reference: OpReference, seed: int,
+               made: dict[tuple, Any]) -> Any:
     if name in reference.attribute_params:
-        array = _typed(written, version, name, binding, reference, seed, f"attribute '{name}'")
+        array = _typed(written, version, name, binding, reference, seed, f"attribute '{name}'", made)
         return array.reshape(1) if array.ndim == 0 else array
     return written
 

@@ -65,10 +65,15 @@ class OpVersion:
         return hash((self.op, self.since_version))
 
     def input(self, name: str) -> FormalInput | None:
-        return next((i for i in self.inputs if i.name == name), None)
+        return self._by_name[0].get(name)
 
     def attribute(self, name: str) -> FormalAttribute | None:
-        return next((a for a in self.attributes if a.name == name), None)
+        return self._by_name[1].get(name)
+
+    @cached_property
+    def _by_name(self) -> tuple[dict[str, FormalInput], dict[str, FormalAttribute]]:
+        # Asked for each value of each case a case file expands to: tens of thousands of times a load.
+        return {i.name: i for i in self.inputs}, {a.name: a for a in self.attributes}
 
     def type_constraint_text(self, type_param: str) -> str:
         return f"{type_param} in ({', '.join(f'tensor({t})' for t in self.allowed(type_param))})"

@@ -78,15 +78,7 @@ def pack(flat: list[Any], dt: DType) -> np.ndarray:
 
 
 def _scalar(value: Any, dt: DType) -> Any:
-    resolver = {
-        "bool": _bool_scalar,
-        "string": _string_scalar,
-        "complex": _complex_scalar,
-        "int": _int_scalar,
-        "uint": _int_scalar,
-        "float": _float_scalar,
-    }[dt.kind]
-    return resolver(value, dt)
+    return _SCALARS[dt.kind](value, dt)
 
 
 def _bool_scalar(value: Any, dt: DType) -> bool:
@@ -162,6 +154,10 @@ def _float_token(token: str, dt: DType) -> float:
     if EXPONENT_NUMBER.fullmatch(token):
         return _float_scalar(float(token), dt)
     raise ValueProblem(f"unknown value name '{token}' for {dt.name} (known: {', '.join(special)})")
+
+
+_SCALARS = {"bool": _bool_scalar, "string": _string_scalar, "complex": _complex_scalar, "int": _int_scalar,
+            "uint": _int_scalar, "float": _float_scalar}  # by DType.kind
 
 
 def _generate(spec: dict, dt: DType, rng_seed: int) -> np.ndarray:

@@ -130,3 +130,22 @@ def test_numbers_for_every_dtype_point_to_dtypes_when_string_cannot_take_them(tm
     text = GOOD_CASE.replace("    dtypes: [float]\n", "")
     [(_, line, message)] = problems(write(tmp_path, "all.yaml", text))
     assert line == 3 and "is not a string" in message and "give the case 'dtypes' without string" in message
+
+
+def test_a_value_is_made_once_per_dtype_and_a_random_one_anew_for_each_version(tmp_path):
+    # The versions a case expands to share the array of a value it writes (read-only, so no
+    # example can change another's), but a random generator is seeded by the version.
+    path = write(tmp_path, "shared.yaml", """\
+        op: Slice
+        cases:
+          - name: shared
+            versions: [11, 13]
+            dtypes: [float]
+            types: {Tind: [int64]}
+            inputs: {data: {shape: [3, 4], random: [-5, 5]}, starts: [1], ends: [3]}
+        """)
+    [loaded] = casefile.load_files([path])
+    eleven, thirteen = loaded.examples["shared"]
+    assert eleven.inputs["starts"] is thirteen.inputs["starts"] and eleven.inputs["starts"].tolist() == [1]
+    assert not thirteen.inputs["starts"].flags.writeable
+    assert not (eleven.inputs["data"] == thirteen.inputs["data"]).all()
