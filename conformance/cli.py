@@ -230,7 +230,7 @@ def _generated_execution(options: RunOptions, jobs: int | None, spec: RunnerSpec
                                      lambda advance: run_examples(selected, runner, options, advance))
             return shrink_failures(results, runner, options, shrunk_into)
         leveled = dataclasses.replace(spec, optimizations=level)
-        with WorkerPool(min(workers, len(units)), options, leveled, isolate, timeout, _note) as pool:
+        with WorkerPool(min(workers, len(units)) or 1, options, leveled, isolate, timeout, _note) as pool:
             results = _with_progress(f"{options.op} ({workers} jobs)", None, on_result, lambda advance: pool.run(units, advance))
             return shrink_failures(results, runner, options, shrunk_into, pool.minimal_cases)
 
