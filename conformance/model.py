@@ -59,7 +59,7 @@ def build(example: Example, output_dtype: str, output_rank: int, mode: str = "in
     embedded = () if mode == "input" else tuple(n for n, a in example.inputs.items() if a is not None and n not in data_inputs)
     key = (example.version, mode, output_dtype, output_rank,
            tuple(_input_key(example.inputs.get(f.name), f.name in embedded) for f in example.version.inputs),
-           tuple((name, _value_key(value)) for name, value in sorted(example.attributes.items())))
+           tuple((name, value_key(value)) for name, value in sorted(example.attributes.items())))
     found = _MODELS.get(key)
     if found is None:
         found = _MODELS[key] = _build(example, output_dtype, output_rank, mode, embedded)
@@ -80,16 +80,24 @@ def _input_key(array: np.ndarray | None, embedded: bool) -> tuple | None:
         return None
     if not embedded:
         return array.dtype, array.ndim
-    return array.dtype, array.ndim, array.shape, _value_key(array)
+    return array.dtype, array.ndim, array.shape, value_key(array)
 
 
-def _value_key(value) -> object:
+def value_key(value) -> object:
     """A hashable stand-in that tells apart every value a model could embed (-0.0 from 0.0 too)."""
     if isinstance(value, np.ndarray):
         return (value.dtype.str, value.shape, repr(value.tolist()) if value.dtype.kind == "O" else value.tobytes())
     if isinstance(value, (list, tuple)):
-        return tuple(_value_key(v) for v in value)
+        return tuple(value_key(v) for v in value)
     return (type(value).__name__, repr(value))
+
+
+def example_key(example: Example) -> tuple:
+    """A hashable stand-in for everything a runner is given for an example: two examples with the
+    same key are the same test."""
+    return (example.version, tuple(sorted(example.types.items())),
+            tuple((name, value_key(value)) for name, value in example.inputs.items()),
+            tuple((name, value_key(value)) for name, value in sorted(example.attributes.items())))
 
 
 def _build(example: Example, output_dtype: str, output_rank: int, mode: str,

@@ -70,3 +70,32 @@ def test_a_case_the_text_allows_but_onnx_checker_refuses_is_not_called_a_conform
     assert "case the spec text allows" in result.verdict.message and "one-dim" in result.verdict.message
     assert "either conform built it wrong or onnx is stricter than the text" in result.verdict.message
     assert not result.actual  # not run: the runtime's answer would be judged against a model onnx calls invalid
+
+
+def test_shrinking_runs_each_distinct_case_once_and_finds_the_same_minimal_case():
+    from conformance import strategies
+    from conformance.execute import FAILING, ShrinkTask, minimal_case, run_one
+
+    class Counting:
+        """The CPU runner, counting what it is given: model and feeds."""
+
+        def __init__(self):
+            self.inner, self.seen = make_runner(), []
+
+        def __getattr__(self, name):
+            return getattr(self.inner, name)
+
+        def run(self, built):
+            self.seen.append((built.data, tuple((k, v.dtype.str, v.shape, v.tobytes()) for k, v in built.feeds.items())))
+            return self.inner.run(built)
+
+    options = RunOptions(op="Slice", opset=13, dtypes=("uint8",), use_yaml=False)
+    first_failure = next(r.example for r in run_examples(select_examples(options), make_runner(), options) if r.outcome in FAILING)
+    runner = Counting()
+    minimal, message = minimal_case(ShrinkTask(first_failure, "input"), runner, options)
+    assert len(runner.seen) == len(set(runner.seen)) > 20
+    plain = strategies.shrink(first_failure.version, dict(sorted(first_failure.types.items())), options.examples,
+                              options.seed, lambda e: run_one(e, make_runner(), options).outcome in FAILING)
+    assert minimal.id == plain.id and {k: v.tobytes() for k, v in minimal.inputs.items()} == \
+           {k: v.tobytes() for k, v in plain.inputs.items()}
+    assert message == run_one(minimal, make_runner(), options).verdict.message
