@@ -163,6 +163,17 @@ def test_a_pool_shrinks_each_task_in_its_workers_in_the_order_given(monkeypatch)
     with WorkerPool(2, options, spec, False, 10.0) as pool:
         found = pool.minimal_cases(tasks)
     serial = [minimal_case(task, runner, options) for task in tasks]
-    assert [(m[0].id, m[1]) for m in found] == [(m[0].id, m[1]) for m in serial]
-    assert [{k: v.tobytes() for k, v in m[0].inputs.items()} for m in found] == \
-           [{k: v.tobytes() for k, v in m[0].inputs.items()} for m in serial]
+    assert shrunk(found) == shrunk(serial)
+
+    # A worker that dies has its shrinking done again in this process, and says so.
+    monkeypatch.undo()
+    monkeypatch.syspath_prepend(str(BACKENDS))
+    notes = []
+    with WorkerPool(1, options, spec, False, 10.0, notes.append) as pool:
+        pool._pool._workers[0].process.kill()
+        assert shrunk(pool.minimal_cases(tasks[:2])) == shrunk(serial[:2])
+    assert len(notes) == 1 and "its shrinking of hypothesis group Slice-13" in notes[0]
+
+
+def shrunk(found):
+    return [(m[0].id, m[1], {k: v.tobytes() for k, v in m[0].inputs.items()}) for m in found]
