@@ -252,6 +252,7 @@ def _golden_execution(paths: list[Path], options: RunOptions):
                          f"(tests found: {', '.join(found)}; skipped: {len(skipped)})")
 
     def execute(runner, level: str, on_result, shrunk_into: Path) -> list:
+        """The stored tests' results (none is shrunk: they hold no hypothesis group to search)."""
         return _with_progress("golden tests", len(cases), on_result, lambda advance: run_stored(cases, runner, options, advance))
 
     return execute, skipped

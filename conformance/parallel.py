@@ -19,7 +19,7 @@ from __future__ import annotations
 import os
 from collections import deque
 from multiprocessing.connection import Connection, wait
-from typing import Any, Callable, Iterator, Union
+from typing import Any, Callable, Iterator
 
 from .execute import (Minimal, Result, RunOptions, ShrinkTask, WorkUnit, check_selection, examples_of,
                       minimal_case, run_examples)
@@ -27,7 +27,7 @@ from .runners import Runner, RunnerSpec, make_runner
 from .runners.isolated import death as _death
 from .runners.lifetime import serve, start_worker
 
-Task = Union[WorkUnit, ShrinkTask]
+Task = WorkUnit | ShrinkTask  # what a worker is given
 
 # Units held by each worker: with a second one queued, a worker starts it at once instead of
 # waiting for this process to read its answer and send another.
