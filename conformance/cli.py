@@ -21,7 +21,7 @@ from . import casefile, registry, strategies
 from .errors import ConformError, UsageError
 from .execute import (DEFAULT_MAX_ELEMENTS, RunOptions, check_case_ids_found, parse_shard, plan, run_examples, select_examples, selected,
                       shrink_failures)
-from .parallel import WorkerPool, worker_count
+from .parallel import WorkerPool, shrink_side_by_side, worker_count
 from .expectations import apply as apply_expectations
 from .expectations import load as load_expectations
 from .expectations import write_starting_file
@@ -105,7 +105,7 @@ def run_command(
     junit: Optional[Path] = typer.Option(None, "--junit", help="Write a JUnit XML report here."),
     html_report: Optional[Path] = typer.Option(None, "--html", help="Write a self-contained HTML report here."),
     shard: str = typer.Option("1/1", "--shard", help="Run shard K of N (K/N): a deterministic 1/N of the cases."),
-    jobs: Optional[int] = typer.Option(None, "--jobs", min=1, help="Worker processes (default, for runs big enough: one per core, or one per two cores with isolation)."),
+    jobs: Optional[int] = typer.Option(None, "--jobs", min=1, help="Worker processes (default, for runs big enough: one per core, or one per two cores with isolation; failures are shrunk in workers too; 1: none)."),
     from_dirs: List[Path] = typer.Option([], "--from", help="Run golden tests as stored (test directories or folders of them) instead of generating cases."),
 ) -> None:
     """Run an op's cases (or stored golden tests) on a runtime and compare with the expected outputs."""
@@ -225,11 +225,13 @@ def _generated_execution(options: RunOptions, jobs: int | None, spec: RunnerSpec
 
     def execute(runner, level: str, on_result, shrunk_into: Path) -> list:
         """The level's results, the failing groups' minimal cases attached (written to `shrunk_into`)."""
+        leveled = dataclasses.replace(spec, optimizations=level)
         if workers == 1:
             results = _with_progress(options.op, len(selected) * len(options.modes), on_result,
                                      lambda advance: run_examples(selected, runner, options, advance))
-            return shrink_failures(results, runner, options, shrunk_into)
-        leveled = dataclasses.replace(spec, optimizations=level)
+            # `--jobs 1` asks for no worker processes; by default the failures are shrunk side by side.
+            side_by_side = None if jobs == 1 else lambda tasks: shrink_side_by_side(tasks, options, leveled, timeout, _note)
+            return shrink_failures(results, runner, options, shrunk_into, side_by_side)
         with WorkerPool(min(workers, len(units)) or 1, options, leveled, isolate, timeout, _note) as pool:
             results = _with_progress(f"{options.op} ({workers} jobs)", None, on_result, lambda advance: pool.run(units, advance))
             return shrink_failures(results, runner, options, shrunk_into, pool.minimal_cases)

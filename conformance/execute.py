@@ -432,7 +432,8 @@ def shrink_failures(results: list[Result], runner: Runner, options: RunOptions, 
 
     The minimal case is written to `folder` as a ready-to-paste YAML case file, with the command
     that replays it. Results are returned in the same order. The groups are shrunk on `runner`,
-    one after another, or by `minimal_cases` (the --jobs workers), in the order given.
+    one after another, or, when there are two or more, by `minimal_cases` (worker processes, side
+    by side), which answers in the order given.
     """
     groups: dict[tuple, int] = {}
     for position, result in enumerate(results):
@@ -442,7 +443,7 @@ def shrink_failures(results: list[Result], runner: Runner, options: RunOptions, 
             groups.setdefault(key, position)
     positions = list(groups.values())
     tasks = [ShrinkTask(results[p].example, results[p].extra.get("mode", "input")) for p in positions[:options.shrink]]
-    found = minimal_cases(tasks) if minimal_cases else [minimal_case(task, runner, options) for task in tasks]
+    found = minimal_cases(tasks) if minimal_cases and len(tasks) > 1 else [minimal_case(task, runner, options) for task in tasks]
     shrunk = list(results)
     for position, task, minimal in zip(positions, tasks, found):
         if minimal is not None:

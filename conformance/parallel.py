@@ -11,12 +11,14 @@ isolated worker of its own, which attributes a crash to its case as a serial run
 unit it held but had not started goes to a fresh worker.
 
 The same workers then shrink the run's failing groups, side by side (each group's search is
-seeded, so its minimal case does not depend on the worker either).
+seeded, so its minimal case does not depend on the worker either); a run that ran its cases in
+the main process shrinks them in workers of their own (`shrink_side_by_side`).
 """
 
 from __future__ import annotations
 
 import os
+import time
 from collections import deque
 from multiprocessing.connection import Connection, wait
 from typing import Any, Callable, Iterator
@@ -26,6 +28,7 @@ from .execute import (Minimal, Result, RunOptions, ShrinkTask, WorkUnit, check_s
 from .runners import Runner, RunnerSpec, make_runner
 from .runners.isolated import death as _death
 from .runners.lifetime import serve, start_worker
+from .strategies import SHRINK_SECONDS
 
 Task = WorkUnit | ShrinkTask  # what a worker is given
 
@@ -41,9 +44,8 @@ AUTO_PARALLEL_UNITS = 8
 def worker_count(requested: int | None, units: int, isolate: bool, cores: int | None = None) -> int:
     """`--jobs` as given, else one per core when the run has enough units to share out; with
     isolation one per two cores, as each job keeps its runtime's worker busy at the same time (on
-    two cores, full runs with one isolated job and with two: Clip 2.7 and 2.85 s, ConstantOfShape
-    3.4 and 3.35 s, Slice 5.35 and 4.9 s, the gain from shrinking Slice's failures side by side,
-    at a peak of 290 and 440 MB)."""
+    two cores, full runs with one isolated job and with two, the failures shrunk side by side in
+    both: Clip 2.5 and 2.8 s, Slice 4.8 and 5.1 s, at a peak of 340 and 440 MB)."""
     if requested is not None:
         return requested
     if units < AUTO_PARALLEL_UNITS:
@@ -69,9 +71,9 @@ class WorkerPool:
     """
 
     def __init__(self, jobs: int, options: RunOptions, spec: RunnerSpec, isolate: bool, timeout: float,
-                 on_note: Callable[[str], None] = lambda note: None) -> None:
+                 on_note: Callable[[str], None] = lambda note: None, deadline: float | None = None) -> None:
         self._options, self._spec, self._timeout = options, spec, timeout
-        self._pool = _Pool(jobs, (spec, isolate, timeout, options), on_note)
+        self._pool = _Pool(jobs, (spec, isolate, timeout, options), on_note, deadline)
         self._rescuer: list[Runner] = []  # made on the first death only
 
     def run(self, units: list[WorkUnit], on_result: Callable[[Result], None] = lambda r: None) -> list[Result]:
@@ -106,6 +108,20 @@ class WorkerPool:
                 runner.close()
 
 
+def shrink_side_by_side(tasks: list[ShrinkTask], options: RunOptions, spec: RunnerSpec, timeout: float,
+                        on_note: Callable[[str], None] = lambda note: None, cores: int | None = None) -> list[Minimal]:
+    """A serial run's failing groups shrunk in worker processes, one per core, in the order given.
+
+    The workers run the runtime in-process, as a pool of --jobs workers with isolation would cost
+    a spawned runtime worker each (~0.5 s): one that crashes has its group shrunk again in this
+    process on an isolated runner, and so has one that spends longer on a group than shrinking is
+    given (SHRINK_SECONDS, twice over, plus a case's timeout), which is how a case that hangs is caught.
+    """
+    jobs = min(len(tasks), cores or os.cpu_count() or 1)
+    with WorkerPool(jobs, options, spec, False, timeout, on_note, 2 * SHRINK_SECONDS + timeout) as pool:
+        return pool.minimal_cases(tasks)
+
+
 def _perform(task: Task, runner: Runner, options: RunOptions):
     """A unit's results, or a failing group's minimal case."""
     if isinstance(task, ShrinkTask):
@@ -135,8 +151,11 @@ class _Worker:
         # process. It ends with this process all the same (die_with_parent, and `stop`).
         self.process, self.connection = start_worker(_serve, arguments)
         self.positions: deque[int] = deque()
+        self.busy_since = 0.0  # when the oldest task it holds began (time.monotonic)
 
-    def give(self, position: int, unit: WorkUnit) -> None:
+    def give(self, position: int, unit: Task) -> None:
+        if not self.positions:
+            self.busy_since = time.monotonic()
         self.positions.append(position)
         try:
             self.connection.send((position, unit))
@@ -149,6 +168,7 @@ class _Worker:
             if self.connection.poll():
                 position, results = self.connection.recv()
                 self.positions.popleft()
+                self.busy_since = time.monotonic()  # the next one it holds begins now
                 return position, results
         except (EOFError, OSError):
             pass
@@ -174,11 +194,13 @@ class _Worker:
 
 class _Pool:
     """Workers that hold up to UNITS_IN_FLIGHT units each, answering in order; results are
-    handed out in the units' order, whoever ran them."""
+    handed out in the units' order, whoever ran them. A worker that spends more than `deadline`
+    seconds on one unit is treated as dead."""
 
-    def __init__(self, size: int, arguments: tuple, on_note: Callable[[str], None]) -> None:
+    def __init__(self, size: int, arguments: tuple, on_note: Callable[[str], None], deadline: float | None = None) -> None:
         self._arguments = arguments
         self._on_note = on_note
+        self._deadline = deadline
         self._workers = [_Worker(arguments) for _ in range(size)]
 
     def in_order(self, units: list[Task], rescue: Callable[[Task], Any]) -> Iterator[Any]:
@@ -194,7 +216,7 @@ class _Pool:
                     worker = self._workers[index]
                     done = worker.answer()
                     if done is None:
-                        done, worker = self._rescued(index, units, upcoming, rescue)
+                        done, worker = self._rescued(index, units, upcoming, rescue, self._overdue(worker))
                     finished[done[0]] = done[1]
                     self._fill(worker, upcoming)
             yield finished.pop(position)
@@ -205,19 +227,27 @@ class _Pool:
             worker.give(*upcoming.popleft())
 
     def _ready(self) -> list[int]:
-        """Indices of busy workers that answered or died."""
+        """Indices of busy workers that answered, died or overran the deadline."""
         busy = {i: w for i, w in enumerate(self._workers) if w.positions}
-        signalled = set(wait([w.connection for w in busy.values()] + [w.process.sentinel for w in busy.values()]))
-        return [i for i, w in busy.items() if w.connection in signalled or w.process.sentinel in signalled]
+        timeout = None
+        if self._deadline is not None:
+            timeout = max(0.0, min(w.busy_since for w in busy.values()) + self._deadline - time.monotonic())
+        signalled = set(wait([w.connection for w in busy.values()] + [w.process.sentinel for w in busy.values()], timeout))
+        return [i for i, w in busy.items() if w.connection in signalled or w.process.sentinel in signalled or self._overdue(w)]
 
-    def _rescued(self, index: int, units: list[Task], upcoming: deque, rescue) -> tuple[tuple[int, Any], _Worker]:
-        """A dead worker's running unit, run by `rescue`, and the fresh worker that takes its place;
-        the units it held but had not started go back to the front of the queue."""
+    def _overdue(self, worker: _Worker) -> bool:
+        return self._deadline is not None and time.monotonic() - worker.busy_since > self._deadline
+
+    def _rescued(self, index: int, units: list[Task], upcoming: deque, rescue, overran: bool) -> tuple[tuple[int, Any], _Worker]:
+        """A dead (or overdue, now stopped) worker's running unit, run by `rescue`, and the fresh
+        worker that takes its place; the units it held but had not started go back to the front of
+        the queue."""
         dead = self._workers[index]
         dead.stop(kill=True)
         running, *unstarted = dead.positions
         upcoming.extendleft((p, units[p]) for p in reversed(unstarted))
-        self._on_note(f"a worker process died ({_death(dead.process.exitcode)}); its {units[running].describe()} ran in the main process")
+        what = f"took more than {self._deadline:g} s and was stopped" if overran else f"died ({_death(dead.process.exitcode)})"
+        self._on_note(f"a worker process {what}; its {units[running].describe()} ran in the main process")
         self._workers[index] = _Worker(self._arguments)
         return (running, rescue(units[running])), self._workers[index]
 

@@ -4,6 +4,9 @@ costs its unit nothing but time."""
 import json
 import os
 import re
+import time
+
+import pytest
 
 from conformance.execute import RunOptions, plan
 from conformance.parallel import AUTO_PARALLEL_UNITS, worker_count
@@ -124,55 +127,102 @@ def test_a_system_that_will_not_start_worker_processes_is_an_unavailable_error(m
 
 
 def test_the_workers_shrink_a_runs_failures_as_a_serial_run_would(conform, tmp_path):
-    # The shrinking that follows a run is shared out to the same workers; every failing group
-    # still gets the minimal case a serial run finds, and the report does not change.
+    # The shrinking that follows a run is shared out to the --jobs workers, or by default to
+    # workers of its own; every failing group still gets the minimal case that `--jobs 1` finds
+    # one group after another in the main process, and the report does not change.
     args = ("run", "--op", "Slice", "--opset", "13", "--no-yaml", "--dtype", "float", "--dtype", "int32",
             "--backend", "wrong_slice", "--no-isolation")
-    one, two = tmp_path / "one.json", tmp_path / "two.json"
+    one, two, default = tmp_path / "one.json", tmp_path / "two.json", tmp_path / "default.json"
     serial = conform(*args, "--jobs", "1", "--report-json", str(one))
     parallel = conform(*args, "--jobs", "2", "--report-json", str(two))
-    assert without_timings(one) == without_timings(two)
+    assert conform(*args, "--report-json", str(default)).code == 1
+    assert without_timings(one) == without_timings(two) == without_timings(default)
     minimal = [r["minimal"] for r in json.loads(two.read_text())["results"] if "yaml" in r.get("minimal", {})]
     assert len(minimal) >= 2  # enough groups for both workers to shrink one
     assert serial.code == parallel.code == 1 and "note:" not in parallel.stderr
 
 
-def test_a_pool_shrinks_each_task_in_its_workers_in_the_order_given(monkeypatch):
+SHRINKING = RunOptions(op="Slice", opset=13, dtypes=("float", "int32"), use_yaml=False)
+
+
+@pytest.fixture
+def failing_groups(monkeypatch):
+    """The wrong_slice backend's failing groups as shrink tasks, and each one's minimal case found
+    in this process; the backend importable by workers too (they take this process's sys.path)."""
     from conftest import BACKENDS
 
     from conformance.execute import FAILING, ShrinkTask, minimal_case, run_examples, select_examples
-    from conformance.parallel import WorkerPool
-    from conformance.runners import RunnerSpec, make_runner
+    from conformance.runners import make_runner
 
-    monkeypatch.syspath_prepend(str(BACKENDS))  # a worker takes this process's sys.path
-
-    options = RunOptions(op="Slice", opset=13, dtypes=("float", "int32"), use_yaml=False)
-    spec = RunnerSpec(backend="wrong_slice")
-    runner = make_runner(backend="wrong_slice", isolate=False)
+    monkeypatch.syspath_prepend(str(BACKENDS))
+    runner = make_runner(backend="wrong_slice")
     failing = {}
-    for result in run_examples(select_examples(options), runner, options):
+    for result in run_examples(select_examples(SHRINKING), runner, SHRINKING):
         if result.outcome in FAILING:
             failing.setdefault(result.example.types["T"] + result.example.types["Tind"], result.example)
     tasks = [ShrinkTask(example, "input") for example in failing.values()]
     assert len(tasks) >= 3
+    return tasks, [minimal_case(task, runner, SHRINKING) for task in tasks]
+
+
+def not_in_this_process(monkeypatch):
+    # Workers come from the fork server, which imported conform before this patch.
     def not_here(*args):
         raise AssertionError("shrunk in the main process, not in a worker")
 
-    # Workers come from the fork server, which imported conform before this patch.
     monkeypatch.setattr("conformance.parallel.minimal_case", not_here)
-    with WorkerPool(2, options, spec, False, 10.0) as pool:
-        found = pool.minimal_cases(tasks)
-    serial = [minimal_case(task, runner, options) for task in tasks]
-    assert shrunk(found) == shrunk(serial)
 
-    # A worker that dies has its shrinking done again in this process, and says so.
-    monkeypatch.undo()
-    monkeypatch.syspath_prepend(str(BACKENDS))
+
+def test_a_pool_shrinks_each_task_in_its_workers_in_the_order_given(monkeypatch, failing_groups):
+    from conformance.parallel import WorkerPool
+    from conformance.runners import RunnerSpec
+
+    tasks, serial = failing_groups
+    not_in_this_process(monkeypatch)
+    with WorkerPool(2, SHRINKING, RunnerSpec(backend="wrong_slice"), False, 10.0) as pool:
+        assert shrunk(pool.minimal_cases(tasks)) == shrunk(serial)
+
+
+def test_a_serial_runs_failures_are_shrunk_side_by_side_in_workers(monkeypatch, failing_groups):
+    from conformance.parallel import shrink_side_by_side
+    from conformance.runners import RunnerSpec
+
+    tasks, serial = failing_groups
+    not_in_this_process(monkeypatch)
+    assert shrunk(shrink_side_by_side(tasks, SHRINKING, RunnerSpec(backend="wrong_slice"), 10.0, cores=2)) == shrunk(serial)
+
+
+def test_a_worker_that_dies_while_shrinking_has_its_group_shrunk_here(failing_groups):
+    from conformance.parallel import WorkerPool
+    from conformance.runners import RunnerSpec
+
+    tasks, serial = failing_groups
     notes = []
-    with WorkerPool(1, options, spec, False, 10.0, notes.append) as pool:
+    with WorkerPool(1, SHRINKING, RunnerSpec(backend="wrong_slice"), False, 10.0, notes.append) as pool:
         pool._pool._workers[0].process.kill()
         assert shrunk(pool.minimal_cases(tasks[:2])) == shrunk(serial[:2])
-    assert len(notes) == 1 and "its shrinking of hypothesis group Slice-13" in notes[0]
+    assert len(notes) == 1 and "died" in notes[0] and "its shrinking of hypothesis group Slice-13" in notes[0]
+
+
+def test_a_worker_that_overruns_its_deadline_is_stopped_and_its_unit_done_here(monkeypatch):
+    # Shrink workers run the runtime in-process: a case that hangs there is caught by the pool's
+    # deadline, and the unit runs again here on an isolated runner, whose timeout catches the case.
+    from conftest import BACKENDS
+
+    from conformance.parallel import WorkerPool
+    from conformance.runners import RunnerSpec
+
+    monkeypatch.syspath_prepend(str(BACKENDS))
+    hanging = "Slice-13/start_beyond_dim/float/int64"  # the crashy backend sleeps 600 s on it
+    options = RunOptions(op="Slice", opset=13, dtypes=("float",), use_hypothesis=False, case_ids=(hanging, PASSING))
+    units = [u for u in plan(options) if any(e.id in (hanging, PASSING) for e in u.yaml_examples)]
+    notes = []
+    started = time.monotonic()
+    with WorkerPool(1, options, RunnerSpec(backend="crashy"), False, 1.0, notes.append, deadline=3.0) as pool:
+        outcomes = {r.example.id: r.outcome for r in pool.run(units)}
+    assert outcomes == {hanging: "timeout", PASSING: "pass"}
+    assert notes and all("took more than 3 s and was stopped" in note for note in notes)
+    assert time.monotonic() - started < 30
 
 
 def shrunk(found):
