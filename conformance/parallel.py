@@ -115,10 +115,10 @@ def shrink_side_by_side(tasks: list[ShrinkTask], options: RunOptions, spec: Runn
     The workers run the runtime in-process, as a pool of --jobs workers with isolation would cost
     a spawned runtime worker each (~0.5 s): one that crashes has its group shrunk again in this
     process on an isolated runner, and so has one that spends longer on a group than shrinking is
-    given (SHRINK_SECONDS, twice over, plus a case's timeout), which is how a case that hangs is caught.
+    given (SHRINK_SECONDS, plus a case's timeout), which is how a case that hangs is caught.
     """
     jobs = min(len(tasks), cores or os.cpu_count() or 1)
-    with WorkerPool(jobs, options, spec, False, timeout, on_note, 2 * SHRINK_SECONDS + timeout) as pool:
+    with WorkerPool(jobs, options, spec, False, timeout, on_note, SHRINK_SECONDS + timeout) as pool:
         return pool.minimal_cases(tasks)
 
 

@@ -131,6 +131,26 @@ def test_shrinking_a_planted_predicate_ends_at_a_small_case():
     assert minimal.inputs["data"].size == 2 and sum(int(s) < 0 for s in minimal.inputs["steps"]) == 1
 
 
+def test_shrinking_is_bounded_by_its_tries_not_by_the_clock():
+    # The same seed must give the same minimal case on a fast or a slow (busy) machine: the
+    # shrinking budget counts tries, and a runtime ten times slower stops at the same case.
+    import time
+
+    group = (version_in_force("Slice", 13), {"T": "float", "Tind": "int64"})
+
+    def negative_step(example, pause=0.0):
+        time.sleep(pause)
+        steps = example.inputs.get("steps")
+        return steps is not None and bool((steps < 0).any())
+
+    fast = strategies.shrink(*group, 20, 0, negative_step, seconds=60, tries=15)
+    slow = strategies.shrink(*group, 20, 0, lambda e: negative_step(e, 0.01), seconds=60, tries=15)
+    unbounded = strategies.shrink(*group, 20, 0, negative_step, seconds=60)
+    assert ids_and_bytes([fast]) == ids_and_bytes([slow])
+    assert ids_and_bytes([fast]) != ids_and_bytes([unbounded])  # 15 tries are too few to finish
+    assert negative_step(fast) and negative_step(unbounded)
+
+
 def test_a_failure_only_the_run_met_is_still_reached_and_kept():
     # A predicate true for one drawn case only: a fresh search cannot meet it, so shrinking falls
     # back to replaying the run's own search, which reaches that very case.

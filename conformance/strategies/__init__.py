@@ -38,7 +38,13 @@ STRATEGIES: dict[str, Callable[..., Example]] = {
 }
 DEFAULT_EXAMPLES = 20
 BATCH = 10
-SHRINK_SECONDS = 3.0
+# A group's shrinking stops after this many tries once it has a failure: a bound that does not
+# depend on the machine's speed, so the same seed gives the same minimal case (Slice-13's groups
+# take 150-280 tries in all, about 1 ms each). SHRINK_SECONDS caps it for a runtime so slow
+# that the tries would take longer; a 3 s cap alone cut shrinking short when a busy machine
+# paused the process (a 2.5 s garbage collection was seen), and gave another minimal case.
+SHRINK_TRIES = 1000
+SHRINK_SECONDS = 10.0
 NAME = "hypothesis-{:04d}"
 
 
@@ -127,35 +133,39 @@ FRESH_SEARCH = 200  # single cases tried before falling back to replaying the ru
 
 def shrink(
     version: OpVersion, binding: dict[str, str], count: int, seed: int, fails: Callable[[Example], bool],
-    seconds: float = SHRINK_SECONDS,
+    seconds: float = SHRINK_SECONDS, tries: int = SHRINK_TRIES,
 ) -> Example | None:
     """A small example of the group for which `fails` is true, as hypothesis shrinks it.
 
     Hypothesis shrinks a single case far faster than a batch, so a fresh seeded search of single
     cases comes first; if it meets no failure, the run's own batched search is replayed, which is
-    sure to reach the failure the run saw. After `seconds` the search stops and the smallest
-    failure seen so far is kept (hypothesis only tries candidates smaller than its current best).
+    sure to reach the failure the run saw. After `tries` tries from the first failure on, or after
+    `seconds`, the search stops and the smallest failure seen so far is kept (hypothesis only
+    tries candidates smaller than its current best).
     """
     deadline = time.monotonic() + seconds
     found = _search_and_shrink(version, binding, stable_seed("shrink", group_seed(seed, version, binding)),
-                               FRESH_SEARCH, 1, fails, deadline)
+                               FRESH_SEARCH, 1, fails, deadline, tries)
     if found is None:
         calls, size = _calls(count)
-        found = _search_and_shrink(version, binding, group_seed(seed, version, binding), calls, size, fails, deadline)
+        found = _search_and_shrink(version, binding, group_seed(seed, version, binding), calls, size, fails, deadline, tries)
     return dataclasses.replace(found, name="hypothesis-minimal", source="hypothesis:shrunk") if found else None
 
 
 def _search_and_shrink(version: OpVersion, binding: dict[str, str], search_seed: int, calls: int, size: int,
-                       fails: Callable[[Example], bool], deadline: float) -> Example | None:
+                       fails: Callable[[Example], bool], deadline: float, tries: int) -> Example | None:
     failing: list[Example] = []
     position: list[int] = []  # where in its batch the first failure was
+    shrinking_tries = [0]
 
     @hypothesis_seed(search_seed)
     @_settings(calls, (Phase.generate, Phase.shrink))
     @given(strategy_for(version, binding, size))
     def check(batch: list[Example]) -> None:
-        if failing and time.monotonic() > deadline:
-            raise _OutOfTime()
+        if failing:
+            shrinking_tries[0] += 1
+            if shrinking_tries[0] > tries or time.monotonic() > deadline:
+                raise _OutOfTime()
         # Until the first failure every case is tried; from then on only the failing position,
         # so the other cases of the batch are shrunk away without being run.
         candidates = [batch[position[0]]] if position else batch
