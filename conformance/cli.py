@@ -7,7 +7,6 @@ available, 4 an output file that cannot be written.
 from __future__ import annotations
 
 import dataclasses
-import os
 import signal
 import sys
 from pathlib import Path
@@ -22,7 +21,7 @@ from . import casefile, registry, strategies
 from .errors import ConformError, UsageError
 from .execute import (DEFAULT_MAX_ELEMENTS, RunOptions, check_case_ids_found, parse_shard, plan, run_examples, select_examples, selected,
                       shrink_failures)
-from .parallel import WorkerPool, shrink_side_by_side, worker_count
+from .parallel import WorkerPool, shrink_side_by_side, shrinks_side_by_side, worker_count
 from .expectations import apply as apply_expectations
 from .expectations import load as load_expectations
 from .expectations import write_starting_file
@@ -230,10 +229,8 @@ def _generated_execution(options: RunOptions, jobs: int | None, spec: RunnerSpec
         if workers == 1:
             results = _with_progress(options.op, len(selected) * len(options.modes), on_result,
                                      lambda advance: run_examples(selected, runner, options, advance))
-            # By default the failures are shrunk side by side; `--jobs 1` asks for no worker
-            # process, and one core has no side to use.
-            side_by_side = None if jobs == 1 or (os.cpu_count() or 1) < 2 else \
-                lambda tasks: shrink_side_by_side(tasks, options, leveled, timeout, _note)
+            side_by_side = (lambda tasks: shrink_side_by_side(tasks, options, leveled, timeout, _note)) \
+                if shrinks_side_by_side(jobs) else None
             return shrink_failures(results, runner, options, shrunk_into, side_by_side)
         with WorkerPool(min(workers, len(units)) or 1, options, leveled, isolate, timeout, _note) as pool:
             results = _with_progress(f"{options.op} ({workers} jobs)", None, on_result, lambda advance: pool.run(units, advance))

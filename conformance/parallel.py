@@ -54,6 +54,12 @@ def worker_count(requested: int | None, units: int, isolate: bool, cores: int | 
     return max(cores // 2 if isolate else cores, 1)
 
 
+def shrinks_side_by_side(requested: int | None, cores: int | None = None) -> bool:
+    """Whether a run of one job shrinks its failing groups in workers of their own: not with
+    `--jobs 1`, which asks for no worker process, nor on one core, which has no side to use."""
+    return requested != 1 and (cores or os.cpu_count() or 1) > 1
+
+
 def run_parallel(units: list[WorkUnit], options: RunOptions, spec: RunnerSpec, jobs: int, isolate: bool,
                  timeout: float, on_result: Callable[[Result], None] = lambda r: None,
                  on_note: Callable[[str], None] = lambda note: None) -> list[Result]:
@@ -216,7 +222,7 @@ class _Pool:
                     worker = self._workers[index]
                     done = worker.answer()
                     if done is None:
-                        done, worker = self._rescued(index, units, upcoming, rescue, self._overdue(worker))
+                        done, worker = self._rescued(index, units, upcoming, rescue)
                     finished[done[0]] = done[1]
                     self._fill(worker, upcoming)
             yield finished.pop(position)
@@ -238,11 +244,12 @@ class _Pool:
     def _overdue(self, worker: _Worker) -> bool:
         return self._deadline is not None and time.monotonic() - worker.busy_since > self._deadline
 
-    def _rescued(self, index: int, units: list[Task], upcoming: deque, rescue, overran: bool) -> tuple[tuple[int, Any], _Worker]:
+    def _rescued(self, index: int, units: list[Task], upcoming: deque, rescue) -> tuple[tuple[int, Any], _Worker]:
         """A dead (or overdue, now stopped) worker's running unit, run by `rescue`, and the fresh
         worker that takes its place; the units it held but had not started go back to the front of
         the queue."""
         dead = self._workers[index]
+        overran = self._overdue(dead)
         dead.stop(kill=True)
         running, *unstarted = dead.positions
         upcoming.extendleft((p, units[p]) for p in reversed(unstarted))

@@ -56,6 +56,14 @@ def test_jobs_default_to_the_cores_only_for_runs_with_enough_units():
     assert len(units) >= AUTO_PARALLEL_UNITS  # the main job is big enough to share out
 
 
+def test_a_serial_run_shrinks_side_by_side_unless_told_to_use_no_worker_or_on_one_core():
+    from conformance.parallel import shrinks_side_by_side
+
+    assert shrinks_side_by_side(None, cores=2) and shrinks_side_by_side(None, cores=8)
+    assert not shrinks_side_by_side(1, cores=8)  # --jobs 1
+    assert not shrinks_side_by_side(None, cores=1)
+
+
 def test_a_worker_that_dies_before_taking_its_unit_hands_it_to_the_rescue():
     # A fresh worker can die at once (the runtime fails to load, the machine is out of memory);
     # handing it a unit must not end the run with a broken pipe.
