@@ -435,23 +435,28 @@ def shrink_failures(results: list[Result], runner: Runner, options: RunOptions, 
     one after another, or, when there are two or more, by `minimal_cases` (worker processes, side
     by side), which answers in the order given.
     """
-    groups: dict[tuple, int] = {}
+    groups: dict[tuple, tuple[int, ShrinkTask]] = {}  # the position of each group's first failure
     for position, result in enumerate(results):
-        example = result.example
-        if example.source == "hypothesis" and result.outcome in FAILING:
-            key = (example.version.since_version, tuple(sorted(example.types.items())), result.extra.get("mode", "input"))
-            groups.setdefault(key, position)
-    positions = list(groups.values())
-    tasks = [ShrinkTask(results[p].example, results[p].extra.get("mode", "input")) for p in positions[:options.shrink]]
+        example, mode = result.example, result.extra.get("mode", "input")
+        if example.source != "hypothesis" or result.outcome not in FAILING:
+            continue
+        key = (example.version.since_version, tuple(sorted(example.types.items())), mode)
+        if key not in groups:
+            groups[key] = position, ShrinkTask(example, mode)
+    failing = list(groups.values())
+    tasks = [task for _, task in failing[:options.shrink]]
     found = minimal_cases(tasks) if minimal_cases and len(tasks) > 1 else [minimal_case(task, runner, options) for task in tasks]
     shrunk = list(results)
-    for position, task, minimal in zip(positions, tasks, found):
+
+    def attach(position: int, minimal: dict) -> None:
+        shrunk[position] = dataclasses.replace(results[position], extra={**results[position].extra, "minimal": minimal})
+
+    for (position, task), minimal in zip(failing, found):
         if minimal is not None:
-            record = _minimal_record(*minimal, runner, options, folder, task.mode)
-            shrunk[position] = dataclasses.replace(results[position], extra={**results[position].extra, "minimal": record})
+            attach(position, _minimal_record(*minimal, runner, options, folder, task.mode))
     note = f"not shrunk: only the first {options.shrink} failing groups are (raise --shrink)"
-    for position in positions[options.shrink:]:
-        shrunk[position] = dataclasses.replace(results[position], extra={**results[position].extra, "minimal": {"skipped": note}})
+    for position, _ in failing[options.shrink:]:
+        attach(position, {"skipped": note})
     return shrunk
 
 
