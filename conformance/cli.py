@@ -105,7 +105,7 @@ def run_command(
     junit: Optional[Path] = typer.Option(None, "--junit", help="Write a JUnit XML report here."),
     html_report: Optional[Path] = typer.Option(None, "--html", help="Write a self-contained HTML report here."),
     shard: str = typer.Option("1/1", "--shard", help="Run shard K of N (K/N): a deterministic 1/N of the cases."),
-    jobs: Optional[int] = typer.Option(None, "--jobs", min=1, help="Worker processes (default, for runs big enough: one per core, or one per two cores with isolation; failures are shrunk in workers too; 1: none)."),
+    jobs: Optional[int] = typer.Option(None, "--jobs", min=1, help="Worker processes (default, for runs big enough: one per core; failures are shrunk in workers too; 1: none)."),
     from_dirs: List[Path] = typer.Option([], "--from", help="Run golden tests as stored (test directories or folders of them) instead of generating cases."),
 ) -> None:
     """Run an op's cases (or stored golden tests) on a runtime and compare with the expected outputs."""
@@ -220,7 +220,7 @@ def _default_report_name(options: RunOptions, golden: bool) -> str:
 def _generated_execution(options: RunOptions, jobs: int | None, spec: RunnerSpec, isolate: bool, timeout: float):
     """How a generated run executes at one optimization level: serially, or across worker processes."""
     units = plan(options)
-    workers = worker_count(jobs, len(units), isolate)
+    workers = worker_count(jobs, len(units))
     selected = select_examples(options, units) if workers == 1 else []
 
     def execute(runner, level: str, on_result, shrunk_into: Path) -> list:

@@ -10,13 +10,20 @@ costs only time: the unit it was running is run again from this process, with th
 isolated worker of its own, which attributes a crash to its case as a serial run would, and the
 unit it held but had not started goes to a fresh worker.
 
+Workers run the runtime in-process: with isolation the worker process is itself what a crash or a
+hang costs, as a runtime worker of its own would cost a second busy process per job. A watched
+worker (with isolation) tells this process, through shared memory, when the runtime call it is in
+began; one that spends longer than the case timeout in a single call is stopped, and its unit run
+again here on an isolated runner, whose timeout makes that case a `timeout` as in a serial run.
+
 The same workers then shrink the run's failing groups, side by side (each group's search is
 seeded, so its minimal case does not depend on the worker either); a run that ran its cases in
-the main process shrinks them in workers of their own (`shrink_side_by_side`).
+the main process shrinks them in watched workers of their own (`shrink_side_by_side`).
 """
 
 from __future__ import annotations
 
+import multiprocessing
 import os
 import time
 from collections import deque
@@ -25,10 +32,10 @@ from typing import Any, Callable, Iterator
 
 from .execute import (Minimal, Result, RunOptions, ShrinkTask, WorkUnit, check_selection, examples_of,
                       minimal_case, run_examples)
-from .runners import Runner, RunnerSpec, make_runner
+from .runners import Runner, RunnerSpec
+from .runners.isolated import IsolatedRunner
 from .runners.isolated import death as _death
 from .runners.lifetime import serve, start_worker
-from .strategies import SHRINK_SECONDS
 
 Task = WorkUnit | ShrinkTask  # what a worker is given
 
@@ -41,17 +48,13 @@ UNITS_IN_FLIGHT = 2
 AUTO_PARALLEL_UNITS = 8
 
 
-def worker_count(requested: int | None, units: int, isolate: bool, cores: int | None = None) -> int:
-    """`--jobs` as given, else one per core when the run has enough units to share out; with
-    isolation one per two cores, as each job keeps its runtime's worker busy at the same time (on
-    two cores, full runs with one isolated job and with two, the failures shrunk side by side in
-    both: Clip 2.5 and 2.8 s, Slice 4.8 and 5.1 s, at a peak of 340 and 440 MB)."""
+def worker_count(requested: int | None, units: int, cores: int | None = None) -> int:
+    """`--jobs` as given, else one per core when the run has enough units to share out."""
     if requested is not None:
         return requested
     if units < AUTO_PARALLEL_UNITS:
         return 1
-    cores = cores or os.cpu_count() or 1
-    return max(cores // 2 if isolate else cores, 1)
+    return cores or os.cpu_count() or 1
 
 
 def shrinks_side_by_side(requested: int | None, cores: int | None = None) -> bool:
@@ -73,13 +76,15 @@ class WorkerPool:
 
     Whatever a worker that died was doing is done again here, on the runner in a worker process of
     its own (whatever `isolate` says: a runtime that crashed once may crash again), and `on_note`
-    hears of it. Leaving the `with` block on an exception kills the workers at once.
+    hears of it. With `isolate` the workers are watched: one that spends more than `timeout` in one
+    runtime call is stopped, and so treated. Leaving the `with` block on an exception kills the
+    workers at once.
     """
 
     def __init__(self, jobs: int, options: RunOptions, spec: RunnerSpec, isolate: bool, timeout: float,
-                 on_note: Callable[[str], None] = lambda note: None, deadline: float | None = None) -> None:
+                 on_note: Callable[[str], None] = lambda note: None) -> None:
         self._options, self._spec, self._timeout = options, spec, timeout
-        self._pool = _Pool(jobs, (spec, isolate, timeout, options), on_note, deadline)
+        self._pool = _Pool(jobs, (spec, options), on_note, timeout if isolate else None)
         self._rescuer: list[Runner] = []  # made on the first death only
 
     def run(self, units: list[WorkUnit], on_result: Callable[[Result], None] = lambda r: None) -> list[Result]:
@@ -98,8 +103,7 @@ class WorkerPool:
 
     def _rescue(self, task: Task):
         if not self._rescuer:
-            spec = self._spec
-            self._rescuer.append(make_runner(spec.runner, spec.provider, spec.backend, spec.optimizations, True, self._timeout))
+            self._rescuer.append(IsolatedRunner(self._spec, self._timeout))
         return _perform(task, self._rescuer[0], self._options)
 
     def __enter__(self) -> "WorkerPool":
@@ -116,15 +120,11 @@ class WorkerPool:
 
 def shrink_side_by_side(tasks: list[ShrinkTask], options: RunOptions, spec: RunnerSpec, timeout: float,
                         on_note: Callable[[str], None] = lambda note: None, cores: int | None = None) -> list[Minimal]:
-    """A serial run's failing groups shrunk in worker processes, one per core, in the order given.
-
-    The workers run the runtime in-process, as a pool of --jobs workers with isolation would cost
-    a spawned runtime worker each (~0.5 s): one that crashes has its group shrunk again in this
-    process on an isolated runner, and so has one that spends longer on a group than shrinking is
-    given (SHRINK_SECONDS, plus a case's timeout), which is how a case that hangs is caught.
-    """
+    """A serial run's failing groups shrunk in watched worker processes, one per core, in the order
+    given: one that crashes, or spends longer than `timeout` in one runtime call, has its group
+    shrunk again in this process on an isolated runner."""
     jobs = min(len(tasks), cores or os.cpu_count() or 1)
-    with WorkerPool(jobs, options, spec, False, timeout, on_note, SHRINK_SECONDS + timeout) as pool:
+    with WorkerPool(jobs, options, spec, True, timeout, on_note) as pool:
         return pool.minimal_cases(tasks)
 
 
@@ -135,33 +135,52 @@ def _perform(task: Task, runner: Runner, options: RunOptions):
     return run_examples(examples_of(task, options), runner, options)
 
 
-def _serve(spec: RunnerSpec, isolate: bool, timeout: float, options: RunOptions, connection: Connection) -> None:
-    runner = make_runner(spec.runner, spec.provider, spec.backend, spec.optimizations, isolate, timeout)
-    if isolate:
-        runner.start()  # the runtime's worker starts while the first unit is drawn
-    try:
-        serve(connection, lambda request: (request[0], _perform(request[1], runner, options)))
-    finally:
-        if isolate:
-            runner.close()
-    # Every answer is sent and the runtime's worker closed: the interpreter's own tear-down (every
-    # module and session freed one by one) would only keep the parent waiting.
+def _serve(spec: RunnerSpec, options: RunOptions, running_since, connection: Connection) -> None:
+    runner = _Watched(spec.make(), running_since)
+    serve(connection, lambda request: (request[0], _perform(request[1], runner, options)))
+    # Every answer is sent: the interpreter's own tear-down (every module and session freed one by
+    # one) would only keep the parent waiting.
     os._exit(0)
+
+
+class _Watched:
+    """A worker's runner, telling the pool through `running_since` (shared memory) when the runtime
+    call it is in began (time.monotonic, the same clock in every process), 0.0 between calls."""
+
+    def __init__(self, runner: Runner, running_since) -> None:
+        self._runner, self._since = runner, running_since
+        self.name = runner.name
+
+    def describe(self) -> dict:
+        return self._runner.describe()
+
+    def replay_options(self) -> list[str]:
+        return self._runner.replay_options()
+
+    def run(self, built):
+        self._since.value = time.monotonic()
+        try:
+            return self._runner.run(built)
+        finally:
+            self._since.value = 0.0
 
 
 class _Worker:
     """One worker process, its end of the pipe, and the positions of the units it holds, oldest first."""
 
     def __init__(self, arguments: tuple) -> None:
-        # Not a daemon: daemons may not start children, and a worker starts the runtime's own worker
-        # process. It ends with this process all the same (die_with_parent, and `stop`).
-        self.process, self.connection = start_worker(_serve, arguments)
+        self.running_since = multiprocessing.get_context().RawValue("d", 0.0)  # see _Watched
+        # Not a daemon: daemons may not start children, and a backend may. It ends with this
+        # process all the same (die_with_parent, and `stop`).
+        self.process, self.connection = start_worker(_serve, (*arguments, self.running_since))
         self.positions: deque[int] = deque()
-        self.busy_since = 0.0  # when the oldest task it holds began (time.monotonic)
+
+    def in_one_call_for(self, now: float) -> float:
+        """How long the worker has been in its current runtime call (0.0 when in none)."""
+        since = self.running_since.value
+        return now - since if since else 0.0
 
     def give(self, position: int, unit: Task) -> None:
-        if not self.positions:
-            self.busy_since = time.monotonic()
         self.positions.append(position)
         try:
             self.connection.send((position, unit))
@@ -174,7 +193,6 @@ class _Worker:
             if self.connection.poll():
                 position, results = self.connection.recv()
                 self.positions.popleft()
-                self.busy_since = time.monotonic()  # the next one it holds begins now
                 return position, results
         except (EOFError, OSError):
             pass
@@ -200,13 +218,13 @@ class _Worker:
 
 class _Pool:
     """Workers that hold up to UNITS_IN_FLIGHT units each, answering in order; results are
-    handed out in the units' order, whoever ran them. A worker that spends more than `deadline`
-    seconds on one unit is treated as dead."""
+    handed out in the units' order, whoever ran them. A worker that spends more than
+    `case_timeout` seconds in one runtime call is treated as dead."""
 
-    def __init__(self, size: int, arguments: tuple, on_note: Callable[[str], None], deadline: float | None = None) -> None:
+    def __init__(self, size: int, arguments: tuple, on_note: Callable[[str], None], case_timeout: float | None = None) -> None:
         self._arguments = arguments
         self._on_note = on_note
-        self._deadline = deadline
+        self._case_timeout = case_timeout
         self._workers = [_Worker(arguments) for _ in range(size)]
 
     def in_order(self, units: list[Task], rescue: Callable[[Task], Any]) -> Iterator[Any]:
@@ -233,16 +251,22 @@ class _Pool:
             worker.give(*upcoming.popleft())
 
     def _ready(self) -> list[int]:
-        """Indices of busy workers that answered, died or overran the deadline."""
+        """Indices of busy workers that answered, died or overran the case timeout."""
         busy = {i: w for i, w in enumerate(self._workers) if w.positions}
-        timeout = None
-        if self._deadline is not None:
-            timeout = max(0.0, min(w.busy_since for w in busy.values()) + self._deadline - time.monotonic())
-        signalled = set(wait([w.connection for w in busy.values()] + [w.process.sentinel for w in busy.values()], timeout))
+        signalled = set(wait([w.connection for w in busy.values()] + [w.process.sentinel for w in busy.values()],
+                             self._next_check(busy.values())))
         return [i for i, w in busy.items() if w.connection in signalled or w.process.sentinel in signalled or self._overdue(w)]
 
+    def _next_check(self, busy) -> float | None:
+        """Seconds until the first busy worker could overrun: a worker between calls is looked at
+        again a case timeout later, so a call that hangs is caught within two timeouts."""
+        if self._case_timeout is None:
+            return None
+        now = time.monotonic()
+        return max(0.0, min(self._case_timeout - w.in_one_call_for(now) for w in busy))
+
     def _overdue(self, worker: _Worker) -> bool:
-        return self._deadline is not None and time.monotonic() - worker.busy_since > self._deadline
+        return self._case_timeout is not None and worker.in_one_call_for(time.monotonic()) > self._case_timeout
 
     def _rescued(self, index: int, units: list[Task], upcoming: deque, rescue) -> tuple[tuple[int, Any], _Worker]:
         """A dead (or overdue, now stopped) worker's running unit, run by `rescue`, and the fresh
@@ -253,7 +277,8 @@ class _Pool:
         dead.stop(kill=True)
         running, *unstarted = dead.positions
         upcoming.extendleft((p, units[p]) for p in reversed(unstarted))
-        what = f"took more than {self._deadline:g} s and was stopped" if overran else f"died ({_death(dead.process.exitcode)})"
+        what = (f"spent more than {self._case_timeout:g} s in one runtime call and was stopped" if overran
+                else f"died ({_death(dead.process.exitcode)})")
         self._on_note(f"a worker process {what}; its {units[running].describe()} ran in the main process")
         self._workers[index] = _Worker(self._arguments)
         return (running, rescue(units[running])), self._workers[index]

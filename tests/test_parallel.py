@@ -45,13 +45,52 @@ def test_a_dead_worker_costs_its_unit_nothing_but_time(conform):
     assert "note: a worker process died (killed by signal SIGSEGV)" in result.stderr
 
 
+def test_isolated_jobs_report_crashes_and_hangs_as_a_serial_isolated_run_does(conform, tmp_path):
+    # With isolation the pool's workers run the runtime in-process and are themselves what a crash
+    # or a hang costs: each case still gets the verdict, message and all, that a serial run gives.
+    hanging = "Slice-13/start_beyond_dim/float/int64"  # the crashy backend sleeps 600 s on it
+    args = ("run", "--op", "Slice", "--opset", "13", "--dtype", "float", "--no-hypothesis", "--backend", "crashy",
+            "--timeout", "1", "--case", CRASHING, "--case", PASSING, "--case", EXITING, "--case", hanging)
+    serial = conform(*args, "--jobs", "1", "--report-json", str(tmp_path / "one.json"))
+    parallel = conform(*args, "--jobs", "2", "--report-json", str(tmp_path / "two.json"))
+    assert without_timings(tmp_path / "one.json") == without_timings(tmp_path / "two.json")
+    outcomes = {r["id"]: r["outcome"] for r in json.loads((tmp_path / "two.json").read_text())["results"]}
+    assert outcomes == {CRASHING: "crash", EXITING: "crash", hanging: "timeout", PASSING: "pass"}
+    assert serial.code == parallel.code == 1
+    assert "note: a worker process died (killed by signal SIGSEGV)" in parallel.stderr
+    assert "note: a worker process spent more than 1 s in one runtime call and was stopped" in parallel.stderr
+
+
+def test_a_watched_runner_shows_when_its_call_began_and_clears_it_after():
+    import multiprocessing
+
+    from conformance.parallel import _Watched
+
+    class Runner:
+        name = "fake"
+        seen = []
+
+        def run(self, built):
+            self.seen.append(since.value)
+            if built == "raise":
+                raise RuntimeError("boom")
+            return "output"
+
+    since = multiprocessing.get_context().RawValue("d", 0.0)
+    watched = _Watched(Runner(), since)
+    before = time.monotonic()
+    assert watched.run("model") == "output"
+    assert since.value == 0.0 and before <= Runner.seen[0] <= time.monotonic()
+    with pytest.raises(RuntimeError):
+        watched.run("raise")
+    assert since.value == 0.0 and Runner.seen[1] >= Runner.seen[0]
+
+
 def test_jobs_default_to_the_cores_only_for_runs_with_enough_units():
-    assert worker_count(3, 1, isolate=True) == 3
-    assert worker_count(None, AUTO_PARALLEL_UNITS - 1, isolate=False) == 1
-    assert worker_count(None, AUTO_PARALLEL_UNITS, isolate=False) == (os.cpu_count() or 1)
-    # An isolated job keeps two processes busy (itself and its runtime's worker).
-    assert [worker_count(None, AUTO_PARALLEL_UNITS, True, cores) for cores in (1, 2, 3, 8)] == [1, 1, 1, 4]
-    assert worker_count(None, AUTO_PARALLEL_UNITS, False, 8) == 8
+    assert worker_count(3, 1) == 3
+    assert worker_count(None, AUTO_PARALLEL_UNITS - 1) == 1
+    assert worker_count(None, AUTO_PARALLEL_UNITS) == (os.cpu_count() or 1)
+    assert [worker_count(None, AUTO_PARALLEL_UNITS, cores) for cores in (1, 2, 8)] == [1, 2, 8]
     units = plan(RunOptions(op="Slice", opset=13))
     assert len(units) >= AUTO_PARALLEL_UNITS  # the main job is big enough to share out
 
@@ -71,7 +110,7 @@ def test_a_worker_that_dies_before_taking_its_unit_hands_it_to_the_rescue():
     from conformance.runners import RunnerSpec
 
     options = RunOptions(op="Slice", opset=13, dtypes=("float",), use_hypothesis=False)
-    worker = _Worker((RunnerSpec(), False, 10.0, options))
+    worker = _Worker((RunnerSpec(), options))
     worker.process.kill()
     worker.process.join(10)
     worker.give(0, plan(options)[0])
@@ -89,7 +128,7 @@ def test_the_units_a_dead_worker_held_but_had_not_started_go_to_the_next_worker(
     options = RunOptions(op="Slice", opset=13, dtypes=("float",), use_hypothesis=False)
     units = plan(options)[:3]
     notes = []
-    pool = _Pool(1, (RunnerSpec(), False, 10.0, options), notes.append)
+    pool = _Pool(1, (RunnerSpec(), options), notes.append)
     first = pool._workers[0]
     first.process.kill()
     first.process.join(10)
@@ -212,9 +251,10 @@ def test_a_worker_that_dies_while_shrinking_has_its_group_shrunk_here(failing_gr
     assert len(notes) == 1 and "died" in notes[0] and "its shrinking of hypothesis group Slice-13" in notes[0]
 
 
-def test_a_worker_that_overruns_its_deadline_is_stopped_and_its_unit_done_here(monkeypatch):
-    # Shrink workers run the runtime in-process: a case that hangs there is caught by the pool's
-    # deadline, and the unit runs again here on an isolated runner, whose timeout catches the case.
+def test_a_watched_worker_that_hangs_in_a_call_is_stopped_and_its_unit_done_here(monkeypatch):
+    # Workers run the runtime in-process: with isolation a case that hangs there is caught by the
+    # pool watching the call, and the unit runs again here on an isolated runner, whose timeout
+    # makes the case a timeout.
     from conftest import BACKENDS
 
     from conformance.parallel import WorkerPool
@@ -226,10 +266,10 @@ def test_a_worker_that_overruns_its_deadline_is_stopped_and_its_unit_done_here(m
     units = [u for u in plan(options) if any(e.id in (hanging, PASSING) for e in u.yaml_examples)]
     notes = []
     started = time.monotonic()
-    with WorkerPool(1, options, RunnerSpec(backend="crashy"), False, 1.0, notes.append, deadline=3.0) as pool:
+    with WorkerPool(1, options, RunnerSpec(backend="crashy"), True, 1.0, notes.append) as pool:
         outcomes = {r.example.id: r.outcome for r in pool.run(units)}
     assert outcomes == {hanging: "timeout", PASSING: "pass"}
-    assert notes and all("took more than 3 s and was stopped" in note for note in notes)
+    assert notes and all("spent more than 1 s in one runtime call and was stopped" in note for note in notes)
     assert time.monotonic() - started < 30
 
 

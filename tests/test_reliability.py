@@ -258,7 +258,8 @@ def test_case_names_never_become_paths_outside_out(conform, tmp_path):
 def test_a_signal_mid_run_leaves_a_valid_incomplete_report(tmp_path, stop, command):
     report = tmp_path / "report.json"
     # The slow backend takes 5 ms a case: every Slice case takes over 20 s, and the signal comes
-    # once it has run 50 of them, not after a guess at how long start-up takes.
+    # once it has run 150 of them (in one worker, with the default --jobs), not after a guess at
+    # how long start-up takes.
     process = subprocess.Popen([sys.executable, "-m", "conformance", *command, "--op", "Slice", "--no-hypothesis",
                                 "--backend", "slow", "--report-json", str(report)], cwd=tmp_path, env=with_test_backends(),
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)

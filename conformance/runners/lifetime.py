@@ -7,8 +7,8 @@ hypothesis, conform) and nothing that starts a thread: onnxruntime's import does
 threaded process may deadlock, so each worker imports onnxruntime itself after the fork (numpy's
 OpenBLAS threads are safe: OpenBLAS stops them before a fork and starts them again when needed). A worker
 is then ready in ~0.1 s instead of the ~0.5 s a spawned interpreter spends importing. A worker's
-own workers (an isolated `--jobs` worker's runtime worker) are spawned: the server answers only the
-process that started it. Where there is no fork server (Windows), every worker is spawned.
+own workers, were it to start any, would be spawned: the server answers only the process that
+started it. Where there is no fork server (Windows), every worker is spawned.
 
 End: a worker watches its parent's sentinel from a thread and exits when the parent is gone,
 whoever forked it; the thread runs whenever the runtime lets go of the GIL, as onnxruntime does
