@@ -103,10 +103,10 @@ def execution() -> None:
     loops = {**conform_loops, "per case": lambda: _one_session_per_case(native),
              "floor": lambda: [sessions[s.built.data].run(None, s.built.feeds) for s in native]}
     best = _best_of_interleaved(loops)
-    for label, isolate in (("in-process", False), ("isolated worker (default)", True)):
+    for label, isolate in (("in-process (each --jobs worker)", False), ("isolated worker (--jobs 1)", True)):
         for pass_label, seconds in (("first pass (creates sessions)", first), (f"sessions reused (best of {REPEATS})", best)):
             for which, cases in (("all", examples), ("same", same_cases)):
-                heading = f"{label if seconds is first and which == 'all' else '':27s} {pass_label if which == 'all' else '':30s}"
+                heading = f"{label if seconds is first and which == 'all' else '':32s} {pass_label if which == 'all' else '':30s}"
                 print(f"   {heading} {which:4s} {rate(len(cases), seconds[isolate, which])}")
     print("3. one session per case (onnx backend runner / onnx_test_runner style: prepare, run, compare),"
           f" best of {SLOW_REPEATS}")
