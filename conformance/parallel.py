@@ -43,6 +43,10 @@ Task = WorkUnit | ShrinkTask  # what a worker is given
 # waiting for this process to read its answer and send another.
 UNITS_IN_FLIGHT = 2
 
+# How often, at most, the main process looks at watched workers between their answers: waking
+# this often costs nothing measurable, and a hang is caught this soon after the case timeout.
+WATCH_INTERVAL = 0.5
+
 # Below this many units a pool costs more to start (each worker imports onnxruntime and makes its sessions)
 # than it saves.
 AUTO_PARALLEL_UNITS = 8
@@ -258,12 +262,12 @@ class _Pool:
         return [i for i, w in busy.items() if w.connection in signalled or w.process.sentinel in signalled or self._overdue(w)]
 
     def _next_check(self, busy) -> float | None:
-        """Seconds until the first busy worker could overrun: a worker between calls is looked at
-        again a case timeout later, so a call that hangs is caught within two timeouts."""
+        """Seconds until a busy worker could overrun, at most WATCH_INTERVAL: a call that hangs is
+        caught within that of the case timeout, whenever it began."""
         if self._case_timeout is None:
             return None
         now = time.monotonic()
-        return max(0.0, min(self._case_timeout - w.in_one_call_for(now) for w in busy))
+        return max(0.0, min(WATCH_INTERVAL, *(self._case_timeout - w.in_one_call_for(now) for w in busy)))
 
     def _overdue(self, worker: _Worker) -> bool:
         return self._case_timeout is not None and worker.in_one_call_for(time.monotonic()) > self._case_timeout

@@ -275,3 +275,23 @@ def test_a_watched_worker_that_hangs_in_a_call_is_stopped_and_its_unit_done_here
 
 def shrunk(found):
     return [(m[0].id, m[1], {k: v.tobytes() for k, v in m[0].inputs.items()}) for m in found]
+
+
+def test_the_pool_looks_at_watched_workers_by_the_time_one_could_overrun():
+    from conformance.parallel import WATCH_INTERVAL, _Pool
+
+    class Worker:
+        def __init__(self, in_call):
+            self.in_call = in_call
+
+        def in_one_call_for(self, now):
+            return self.in_call
+
+    pool = _Pool(0, (), lambda note: None, case_timeout=10.0)
+    # Between calls: looked at again soon, so a call beginning right after is not missed for long.
+    assert pool._next_check([Worker(0.0)]) == WATCH_INTERVAL
+    # 9.8 s into a call: looked at when it reaches the timeout; overdue: at once.
+    assert pool._next_check([Worker(0.0), Worker(9.8)]) == pytest.approx(0.2)
+    assert pool._next_check([Worker(12.0)]) == 0.0
+    assert _Pool(0, (), lambda note: None, case_timeout=0.1)._next_check([Worker(0.0)]) == pytest.approx(0.1)
+    assert _Pool(0, (), lambda note: None)._next_check([Worker(100.0)]) is None  # unwatched: wait for answers
