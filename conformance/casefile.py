@@ -171,7 +171,11 @@ def _load_file(path: Path, problems: Problems) -> CaseFile | None:
     except ConformError as error:
         problems.add(shown, document.key_lines.get("op", document.line), error.message)
         return None
-    defaults = document.get("defaults") or LineDict()
+    defaults = LineDict() if document.get("defaults") is None else document["defaults"]
+    if not isinstance(defaults, LineDict):
+        problems.add(shown, document.key_lines.get("defaults", document.line),
+                     f"'defaults' must be a mapping of keys every case shares (like 'dtypes: [float]'), not {defaults!r}")
+        return None
     cases_node = document.get("cases")
     if not isinstance(cases_node, list) or not cases_node:
         problems.add(shown, document.key_lines.get("cases", document.line), "'cases' must be a non-empty list")

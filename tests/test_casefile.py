@@ -49,6 +49,20 @@ def test_unknown_key_suggests_the_right_one(tmp_path):
     assert line == 5 and "unknown key 'dtype'" in message and "did you mean 'dtypes'" in message
 
 
+@pytest.mark.parametrize("defaults", ["1", "[float]", "''"])
+def test_defaults_that_are_not_a_mapping_are_named_with_their_line(tmp_path, defaults):
+    # Found by the mutation fuzz test: `defaults: 1` ended in a TypeError traceback.
+    path = write(tmp_path, "defaults.yaml", GOOD_CASE.replace("cases:", f"defaults: {defaults}\ncases:"))
+    [(where, line, message)] = problems(path)
+    assert where.endswith("defaults.yaml") and line == 2 and "'defaults' must be a mapping" in message
+
+
+def test_empty_defaults_are_no_defaults(tmp_path):
+    path = write(tmp_path, "empty.yaml", GOOD_CASE.replace("cases:", "defaults:\ncases:"))
+    [loaded] = casefile.load_files([path])
+    assert set(loaded.examples) == {"ok"}
+
+
 def test_unknown_op_and_version_and_dtype(tmp_path):
     op = write(tmp_path, "op.yaml", GOOD_CASE.replace("op: Slice", "op: Slise"))
     version = write(tmp_path, "version.yaml", GOOD_CASE.replace("[13]", "[12]"))
