@@ -214,9 +214,9 @@ def _case(entry: Any, defaults: LineDict, reference: OpReference, path: str, pro
             source=f"yaml:{path}:{entry.line}",
             versions=version_list(merged.get("versions"), reference.op),
             dtypes=dtype_list(merged.get("dtypes")),
-            types=tuple((p, dtype_list(v)) for p, v in (merged.get("types") or {}).items()),
-            inputs=tuple((merged.get("inputs") or {}).items()),
-            attributes=tuple((merged.get("attributes") or {}).items()),
+            types=tuple((p, dtype_list(v)) for p, v in _mapping(merged, "types", "type parameters to dtypes")),
+            inputs=_mapping(merged, "inputs", "input names to values"),
+            attributes=_mapping(merged, "attributes", "attribute names to values"),
             expect=_expectation(merged.get("expect"), path, problems),
             spec=str(merged.get("spec") or ""),
             line=entry.line,
@@ -224,6 +224,16 @@ def _case(entry: Any, defaults: LineDict, reference: OpReference, path: str, pro
     except (ConformError, ValueProblem, AttributeError, TypeError) as error:
         problems.add(path, entry.line, f"case '{name}': {getattr(error, 'message', error)}")
         return None
+
+
+def _mapping(case: LineDict, key: str, of_what: str) -> tuple[tuple[Any, Any], ...]:
+    """The (key, value) pairs of one of a case's mappings; absent or empty is none."""
+    value = case.get(key)
+    if value is None:
+        return ()
+    if not isinstance(value, dict):
+        raise ValueProblem(f"'{key}' must be a mapping of {of_what}, not {value!r}")
+    return tuple(value.items())
 
 
 def version_list(value: Any, op: str) -> tuple[int, ...] | None:

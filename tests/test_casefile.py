@@ -57,6 +57,17 @@ def test_defaults_that_are_not_a_mapping_are_named_with_their_line(tmp_path, def
     assert where.endswith("defaults.yaml") and line == 2 and "'defaults' must be a mapping" in message
 
 
+@pytest.mark.parametrize("key", ["inputs", "types", "attributes"])
+def test_a_case_mapping_given_as_a_number_or_list_says_what_it_must_be(tmp_path, key):
+    # These ended in Python's own words ("'int' object has no attribute 'items'").
+    inputs = "    inputs: {data: [[1, 2], [3, 4]], starts: [0], ends: [1]}\n"
+    for value in ("1", "[1]"):
+        text = GOOD_CASE.replace(inputs, f"    {key}: {value}\n" + ("" if key == "inputs" else inputs))
+        path = write(tmp_path, f"{key}.yaml", text)
+        [(_, line, message)] = problems(path)
+        assert line == 3 and f"'{key}' must be a mapping of" in message and "object has no attribute" not in message
+
+
 def test_empty_defaults_are_no_defaults(tmp_path):
     path = write(tmp_path, "empty.yaml", GOOD_CASE.replace("cases:", "defaults:\ncases:"))
     [loaded] = casefile.load_files([path])
