@@ -227,7 +227,7 @@ def _case(entry: Any, defaults: LineDict, reference: OpReference, path: str, pro
 
 
 def _mapping(case: LineDict, key: str, of_what: str) -> tuple[tuple[Any, Any], ...]:
-    """The (key, value) pairs of one of a case's mappings; absent or empty is none."""
+    """The (key, value) pairs of one of a case's mappings: none when the key is absent or null."""
     value = case.get(key)
     if value is None:
         return ()
