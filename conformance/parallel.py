@@ -92,12 +92,25 @@ class WorkerPool:
         self._rescuer: list[Runner] = []  # made on the first death only
 
     def run(self, units: list[WorkUnit], on_result: Callable[[Result], None] = lambda r: None) -> list[Result]:
-        """Every unit's results, in plan order; `on_result` hears each as it is handed out."""
+        """Every unit's results, in plan order; `on_result` hears each as it is handed out.
+
+        Interrupted, it first hands out the units that finished behind one still running (in plan
+        order, after the others), so that the report of an interrupted run holds every finished case.
+        """
         results: list[Result] = []
-        for found in self._pool.in_order(units, self._rescue):
+
+        def hand_out(found: list[Result]) -> None:
             for result in found:
                 results.append(result)
                 on_result(result)
+
+        try:
+            for found in self._pool.in_order(units, self._rescue):
+                hand_out(found)
+        except KeyboardInterrupt:
+            for found in self._pool.finished_ahead():
+                hand_out(found)
+            raise
         check_selection([r.example for r in results], self._options)
         return results
 
@@ -229,13 +242,14 @@ class _Pool:
         self._arguments = arguments
         self._on_note = on_note
         self._case_timeout = case_timeout
+        self._ahead: dict[int, Any] = {}  # see in_order
         self._workers = [_Worker(arguments) for _ in range(size)]
 
     def in_order(self, units: list[Task], rescue: Callable[[Task], Any]) -> Iterator[Any]:
         """What each unit (or shrink task) gives, in their order; the running one of a worker that
         died is done again with `rescue`."""
         upcoming = deque(enumerate(units))
-        finished: dict[int, Any] = {}
+        finished = self._ahead = {}  # by position, until its turn comes
         for worker in self._workers:
             self._fill(worker, upcoming)
         for position in range(len(units)):
@@ -248,6 +262,12 @@ class _Pool:
                     finished[done[0]] = done[1]
                     self._fill(worker, upcoming)
             yield finished.pop(position)
+
+    def finished_ahead(self) -> list[Any]:
+        """What the units that finished before their turn gave, in their order (and no longer held)."""
+        found = [self._ahead[p] for p in sorted(self._ahead)]
+        self._ahead.clear()
+        return found
 
     @staticmethod
     def _fill(worker: _Worker, upcoming: deque) -> None:

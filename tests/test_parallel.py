@@ -295,3 +295,35 @@ def test_the_pool_looks_at_watched_workers_by_the_time_one_could_overrun():
     assert pool._next_check([Worker(12.0)]) == 0.0
     assert _Pool(0, (), lambda note: None, case_timeout=0.1)._next_check([Worker(0.0)]) == pytest.approx(0.1)
     assert _Pool(0, (), lambda note: None)._next_check([Worker(100.0)]) is None  # unwatched: wait for answers
+
+
+def test_an_interrupted_pool_hands_out_the_units_that_finished_behind_a_running_one(monkeypatch):
+    # Worker 1 holds units 0 (which hangs) and 1; worker 2 finishes unit 2. Interrupted then, the
+    # run still hands out unit 2's results, so an interrupted run's report holds every finished case.
+    import signal
+    import threading
+
+    from conftest import BACKENDS
+
+    from conformance.execute import WorkUnit, select_examples
+    from conformance.parallel import WorkerPool
+    from conformance.runners import RunnerSpec
+
+    monkeypatch.syspath_prepend(str(BACKENDS))
+    hanging = "Slice-13/start_beyond_dim/float/int64"  # the crashy backend sleeps 600 s on it
+    options = RunOptions(op="Slice", opset=13, dtypes=("float",), use_hypothesis=False, case_ids=(hanging, PASSING))
+    by_id = {e.id: e for e in select_examples(options)}
+    units = [WorkUnit((by_id[hanging],)), WorkUnit((by_id[PASSING],)), WorkUnit((by_id[PASSING],))]
+    heard = []
+    with pytest.raises(KeyboardInterrupt):
+        with WorkerPool(2, options, RunnerSpec(backend="crashy"), False, 10.0) as pool:
+
+            def interrupt_once_unit_2_is_done():
+                waiting_until = time.monotonic() + 60  # then interrupt all the same: fail, not hang
+                while 2 not in pool._pool._ahead and time.monotonic() < waiting_until:
+                    time.sleep(0.01)
+                os.kill(os.getpid(), signal.SIGINT)
+
+            threading.Thread(target=interrupt_once_unit_2_is_done, daemon=True).start()
+            pool.run(units, heard.append)
+    assert [(r.example.id, r.outcome) for r in heard] == [(PASSING, "pass")]
