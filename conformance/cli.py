@@ -232,7 +232,7 @@ def _generated_execution(options: RunOptions, jobs: int | None, spec: RunnerSpec
             side_by_side = (lambda tasks: shrink_side_by_side(tasks, options, leveled, timeout, _note)) \
                 if shrinks_side_by_side(jobs) else None
             return shrink_failures(results, runner, options, shrunk_into, side_by_side)
-        with WorkerPool(min(workers, len(units)) or 1, options, leveled, isolate, timeout, _note) as pool:
+        with WorkerPool.for_units(units, workers, options, leveled, isolate, timeout, _note) as pool:
             results = _with_progress(f"{options.op} ({workers} jobs)", None, on_result, lambda advance: pool.run(units, advance))
             return shrink_failures(results, runner, options, shrunk_into, pool.minimal_cases)
 

@@ -71,7 +71,7 @@ def run_parallel(units: list[WorkUnit], options: RunOptions, spec: RunnerSpec, j
                  timeout: float, on_result: Callable[[Result], None] = lambda r: None,
                  on_note: Callable[[str], None] = lambda note: None) -> list[Result]:
     """Every unit of the run's plan, in `jobs` worker processes; results in plan order."""
-    with WorkerPool(min(jobs, len(units)) or 1, options, spec, isolate, timeout, on_note) as pool:
+    with WorkerPool.for_units(units, jobs, options, spec, isolate, timeout, on_note) as pool:
         return pool.run(units, on_result)
 
 
@@ -90,6 +90,12 @@ class WorkerPool:
         self._options, self._spec, self._timeout = options, spec, timeout
         self._pool = _Pool(jobs, (spec, options), on_note, timeout if isolate else None)
         self._rescuer: list[Runner] = []  # made on the first death only
+
+    @classmethod
+    def for_units(cls, units: list[WorkUnit], jobs: int, options: RunOptions, spec: RunnerSpec, isolate: bool,
+                  timeout: float, on_note: Callable[[str], None] = lambda note: None) -> "WorkerPool":
+        """A pool of `jobs` workers, or of one per unit when the run has fewer units than that."""
+        return cls(min(jobs, len(units)) or 1, options, spec, isolate, timeout, on_note)
 
     def run(self, units: list[WorkUnit], on_result: Callable[[Result], None] = lambda r: None) -> list[Result]:
         """Every unit's results, in plan order; `on_result` hears each as it is handed out.
@@ -186,7 +192,7 @@ class _Worker:
     """One worker process, its end of the pipe, and the positions of the units it holds, oldest first."""
 
     def __init__(self, arguments: tuple) -> None:
-        self.running_since = multiprocessing.get_context().RawValue("d", 0.0)  # see _Watched
+        self.running_since = multiprocessing.RawValue("d", 0.0)  # see _Watched
         # Not a daemon: daemons may not start children, and a backend may. It ends with this
         # process all the same (die_with_parent, and `stop`).
         self.process, self.connection = start_worker(_serve, (*arguments, self.running_since))
