@@ -6,15 +6,19 @@ when: the results are the same, in the same order, for any N.
 
 The pool is small and explicit (one pipe per worker, two units in flight per worker): on an
 interruption every worker is killed at once and nothing is left queued, and a worker that dies
-costs only time: the unit it was running is run again from this process, with the runtime in an
-isolated worker of its own, which attributes a crash to its case as a serial run would, and the
-unit it held but had not started goes to a fresh worker.
+costs only time: the unit it was running goes to a careful worker, which keeps the runtime in a
+process of its own (an isolated runner) and so attributes a crash to its case as a serial run
+would; the unit it held but had not started goes back to the queue. The careful worker takes the
+dead one's place for the rest of the run (a runtime that crashed once may crash again), and the
+other workers go on meanwhile. Only when a careful worker itself dies is its unit run here, in
+this process, on an isolated runner: a unit is never handed to a worker twice.
 
 Workers run the runtime in-process: with isolation the worker process is itself what a crash or a
 hang costs, as a runtime worker of its own would cost a second busy process per job. A watched
 worker (with isolation) tells this process, through shared memory, when the runtime call it is in
-began; one that spends longer than the case timeout in a single call is stopped, and its unit run
-again here on an isolated runner, whose timeout makes that case a `timeout` as in a serial run.
+began; one that spends longer than the case timeout in a single call is stopped, and so treated
+as dead: in the careful worker, the isolated runner's timeout makes that case a `timeout`, as in a
+serial run.
 
 The same workers then shrink the run's failing groups, side by side (each group's search is
 seeded, so its minimal case does not depend on the worker either); a run that ran its cases in
@@ -35,7 +39,7 @@ from .execute import (Minimal, Result, RunOptions, ShrinkTask, WorkUnit, check_s
 from .runners import Runner, RunnerSpec
 from .runners.isolated import IsolatedRunner
 from .runners.isolated import death as _death
-from .runners.lifetime import serve, start_worker
+from .runners.lifetime import serve, start_own_server, start_worker
 
 Task = WorkUnit | ShrinkTask  # what a worker is given
 
@@ -78,18 +82,18 @@ def run_parallel(units: list[WorkUnit], options: RunOptions, spec: RunnerSpec, j
 class WorkerPool:
     """`jobs` worker processes for one run: they run its units, then shrink its failures.
 
-    Whatever a worker that died was doing is done again here, on the runner in a worker process of
-    its own (whatever `isolate` says: a runtime that crashed once may crash again), and `on_note`
-    hears of it. With `isolate` the workers are watched: one that spends more than `timeout` in one
-    runtime call is stopped, and so treated. Leaving the `with` block on an exception kills the
-    workers at once.
+    Whatever a worker that died was doing is done again by a careful worker, on the runner in a
+    process of its own (whatever `isolate` says: a runtime that crashed once may crash again), and
+    `on_note` hears of it; what a careful worker that died was doing is done here, the same way.
+    With `isolate` the workers are watched: one that spends more than `timeout` in one runtime call
+    is stopped, and so treated. Leaving the `with` block on an exception kills the workers at once.
     """
 
     def __init__(self, jobs: int, options: RunOptions, spec: RunnerSpec, isolate: bool, timeout: float,
                  on_note: Callable[[str], None] = lambda note: None) -> None:
         self._options, self._spec, self._timeout = options, spec, timeout
-        self._pool = _Pool(jobs, (spec, options), on_note, timeout if isolate else None)
-        self._rescuer: list[Runner] = []  # made on the first death only
+        self._pool = _Pool(jobs, (spec, options, timeout), on_note, timeout if isolate else None)
+        self._rescuer: list[Runner] = []  # made only when a careful worker dies
 
     @classmethod
     def for_units(cls, units: list[WorkUnit], jobs: int, options: RunOptions, spec: RunnerSpec, isolate: bool,
@@ -158,9 +162,17 @@ def _perform(task: Task, runner: Runner, options: RunOptions):
     return run_examples(examples_of(task, options), runner, options)
 
 
-def _serve(spec: RunnerSpec, options: RunOptions, running_since, connection: Connection) -> None:
-    runner = _Watched(spec.make(), running_since)
+def _serve(spec: RunnerSpec, options: RunOptions, timeout: float, careful: bool, running_since,
+           connection: Connection) -> None:
+    if careful:
+        # It restarts its runtime worker after every crash or hang: from a server of its own, each
+        # restart costs ~0.01 s instead of a spawned interpreter's ~0.5 s.
+        start_own_server()
+    # A careful worker's isolated runner is not watched: its own timeout stops a call that hangs.
+    runner = IsolatedRunner(spec, timeout) if careful else _Watched(spec.make(), running_since)
     serve(connection, lambda request: (request[0], _perform(request[1], runner, options)))
+    if careful:
+        runner.close()
     # Every answer is sent: the interpreter's own tear-down (every module and session freed one by
     # one) would only keep the parent waiting.
     os._exit(0)
@@ -189,13 +201,15 @@ class _Watched:
 
 
 class _Worker:
-    """One worker process, its end of the pipe, and the positions of the units it holds, oldest first."""
+    """One worker process, its end of the pipe, and the positions of the units it holds, oldest
+    first. A careful one keeps the runtime in a process of its own (see the module's docstring)."""
 
-    def __init__(self, arguments: tuple) -> None:
+    def __init__(self, arguments: tuple, careful: bool = False) -> None:
+        self.careful = careful
         self.running_since = multiprocessing.RawValue("d", 0.0)  # see _Watched
-        # Not a daemon: daemons may not start children, and a backend may. It ends with this
-        # process all the same (die_with_parent, and `stop`).
-        self.process, self.connection = start_worker(_serve, (*arguments, self.running_since))
+        # Not a daemon: daemons may not start children, and a backend, or a careful worker, does.
+        # It ends with this process all the same (die_with_parent, and `stop`).
+        self.process, self.connection = start_worker(_serve, (*arguments, careful, self.running_since))
         self.positions: deque[int] = deque()
 
     def in_one_call_for(self, now: float) -> float:
@@ -239,6 +253,31 @@ class _Worker:
         self.connection.close()
 
 
+class _Queue:
+    """The units (or shrink tasks) not yet given to a worker, by position, in plan order. Those a
+    worker died running wait in a line of their own, which only careful workers take from, first."""
+
+    def __init__(self, units: list[Task]) -> None:
+        self.units = units
+        self._plain = deque(range(len(units)))
+        self._careful: deque[int] = deque()
+        self._needs_care: set[int] = set()
+
+    def next_for(self, worker: _Worker) -> int | None:
+        if worker.careful and self._careful:
+            return self._careful.popleft()
+        return self._plain.popleft() if self._plain else None
+
+    def needs_care(self, position: int) -> None:
+        self._needs_care.add(position)
+        self._careful.append(position)
+
+    def put_back(self, positions: list[int]) -> None:
+        """Units a worker held but had not started: to the front of their line, in their order."""
+        for position in reversed(positions):
+            (self._careful if position in self._needs_care else self._plain).appendleft(position)
+
+
 class _Pool:
     """Workers that hold up to UNITS_IN_FLIGHT units each, answering in order; results are
     handed out in the units' order, whoever ran them. A worker that spends more than
@@ -252,21 +291,22 @@ class _Pool:
         self._workers = [_Worker(arguments) for _ in range(size)]
 
     def in_order(self, units: list[Task], rescue: Callable[[Task], Any]) -> Iterator[Any]:
-        """What each unit (or shrink task) gives, in their order; the running one of a worker that
-        died is done again with `rescue`."""
-        upcoming = deque(enumerate(units))
+        """What each unit (or shrink task) gives, in their order. The running one of a worker that
+        died goes to a careful worker, which takes the dead one's place; that of a careful worker
+        that died is done with `rescue`."""
+        queue = _Queue(units)
         finished = self._ahead = {}  # by position, until its turn comes
         for worker in self._workers:
-            self._fill(worker, upcoming)
+            self._fill(worker, queue)
         for position in range(len(units)):
             while position not in finished:
                 for index in self._ready():
-                    worker = self._workers[index]
-                    done = worker.answer()
+                    done = self._workers[index].answer()
                     if done is None:
-                        done, worker = self._rescued(index, units, upcoming, rescue)
-                    finished[done[0]] = done[1]
-                    self._fill(worker, upcoming)
+                        done = self._replace(index, queue, rescue)
+                    if done is not None:
+                        finished[done[0]] = done[1]
+                    self._fill(self._workers[index], queue)
             yield finished.pop(position)
 
     def finished_ahead(self) -> list[Any]:
@@ -276,9 +316,9 @@ class _Pool:
         return found
 
     @staticmethod
-    def _fill(worker: _Worker, upcoming: deque) -> None:
-        while upcoming and len(worker.positions) < UNITS_IN_FLIGHT:
-            worker.give(*upcoming.popleft())
+    def _fill(worker: _Worker, queue: _Queue) -> None:
+        while len(worker.positions) < UNITS_IN_FLIGHT and (position := queue.next_for(worker)) is not None:
+            worker.give(position, queue.units[position])
 
     def _ready(self) -> list[int]:
         """Indices of busy workers that answered, died or overran the case timeout."""
@@ -298,20 +338,27 @@ class _Pool:
     def _overdue(self, worker: _Worker) -> bool:
         return self._case_timeout is not None and worker.in_one_call_for(time.monotonic()) > self._case_timeout
 
-    def _rescued(self, index: int, units: list[Task], upcoming: deque, rescue) -> tuple[tuple[int, Any], _Worker]:
-        """A dead (or overdue, now stopped) worker's running unit, run by `rescue`, and the fresh
-        worker that takes its place; the units it held but had not started go back to the front of
-        the queue."""
+    def _replace(self, index: int, queue: _Queue, rescue) -> tuple[int, Any] | None:
+        """Stop a dead (or overdue) worker and start a careful one in its place. The units it held
+        but had not started go back to the queue; the one it was running waits for a careful
+        worker, or, when the dead worker was careful itself, is done here with `rescue`, whose
+        position and answer are returned."""
         dead = self._workers[index]
         overran = self._overdue(dead)
         dead.stop(kill=True)
         running, *unstarted = dead.positions
-        upcoming.extendleft((p, units[p]) for p in reversed(unstarted))
+        queue.put_back(unstarted)
+        self._workers[index] = _Worker(self._arguments, careful=True)
         what = (f"spent more than {self._case_timeout:g} s in one runtime call and was stopped" if overran
                 else f"died ({_death(dead.process.exitcode)})")
-        self._on_note(f"a worker process {what}; its {units[running].describe()} ran in the main process")
-        self._workers[index] = _Worker(self._arguments)
-        return (running, rescue(units[running])), self._workers[index]
+        unit = queue.units[running].describe()
+        if dead.careful:
+            self._on_note(f"a worker process {what}; its {unit} ran in the main process")
+            return running, rescue(queue.units[running])
+        self._on_note(f"a worker process {what}; its {unit} runs again in the worker that replaces it, "
+                      "which keeps the runtime in a process of its own")
+        queue.needs_care(running)
+        return None
 
     def close(self, kill: bool) -> None:
         # Every worker is told first, then waited for: they wind down (and close their own

@@ -1,5 +1,6 @@
-"""Worker processes: forked from a clean fork server in the main process, spawned below it, given
-the environment of the moment, and gone when the process that asked for them is gone."""
+"""Worker processes: forked from a clean fork server in the main process, spawned below it (unless a
+worker has a server of its own), given the environment of the moment, and gone when the process
+that asked for them is gone."""
 
 from __future__ import annotations
 
@@ -25,8 +26,8 @@ def probes(monkeypatch):
     return worker_probes
 
 
-def found_by_a_worker(probes) -> dict:
-    process, connection = start_worker(probes.what_it_found, ())
+def found_by_a_worker(probes, probe: str = "what_it_found") -> dict:
+    process, connection = start_worker(getattr(probes, probe), ())
     try:
         assert connection.poll(60), "the worker never answered"
         return connection.recv()
@@ -65,6 +66,38 @@ def test_a_workers_own_workers_are_spawned(probes):
     assert found_by_a_worker(probes)["start method of its own workers"] == "spawn"
 
 
+@pytest.mark.skipif(start_method() != "forkserver", reason="this platform has no fork server: workers are spawned")
+def test_a_worker_with_a_server_of_its_own_forks_its_workers_from_it(probes):
+    # A careful --jobs worker restarts its runtime worker after every crash: forked from a
+    # preloaded server of its own, not spawned (which imports everything again, ~0.5 s).
+    found = found_by_a_worker(probes, "with_a_server_of_its_own")
+    assert found["preloaded"] and not found["onnxruntime loaded"]
+    assert found["start method of its own workers"] == "spawn"  # one level down, no server again
+
+
+@linux_only
+@pytest.mark.skipif(start_method() != "forkserver", reason="this platform has no fork server: workers are spawned")
+def test_the_workers_of_a_worker_with_a_server_of_its_own_die_with_it(probes):
+    process, connection = start_worker(probes.with_a_server_of_its_own_then_stay, ())
+    try:
+        assert connection.poll(60), "the worker never answered"
+        inner = connection.recv()
+        assert not _gone(inner)
+        process.kill()
+        process.join(10)
+        assert _gone_within(10, inner), f"worker {inner} outlived the worker that started it"
+    finally:
+        process.kill()
+        connection.close()
+
+
+def _gone_within(seconds: float, pid: int) -> bool:
+    deadline = time.monotonic() + seconds
+    while not _gone(pid) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return _gone(pid)
+
+
 def _gone(pid: int) -> bool:
     try:
         with open(f"/proc/{pid}/status") as status:
@@ -95,10 +128,7 @@ def test_a_worker_dies_with_the_process_that_asked_for_it_whoever_forked_it(tmp_
         assert not _gone(worker)
         requester.send_signal(signal.SIGKILL)
         requester.wait(10)
-        deadline = time.monotonic() + 10
-        while not _gone(worker) and time.monotonic() < deadline:
-            time.sleep(0.05)
-        assert _gone(worker), f"worker {worker} outlived the process that started it"
+        assert _gone_within(10, worker), f"worker {worker} outlived the process that started it"
     finally:
         requester.kill()
         requester.stdout.close()

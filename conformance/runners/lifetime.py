@@ -7,8 +7,9 @@ hypothesis, conform) and nothing that starts a thread: onnxruntime's import does
 threaded process may deadlock, so each worker imports onnxruntime itself after the fork (numpy's
 OpenBLAS threads are safe: OpenBLAS stops them before a fork and starts them again when needed). A worker
 is then ready in ~0.1 s instead of the ~0.5 s a spawned interpreter spends importing. A worker's
-own workers, were it to start any, would be spawned: the server answers only the process that
-started it. Where there is no fork server (Windows), every worker is spawned.
+own workers are spawned, as the server answers only the process that started it, unless the
+worker starts a server of its own (`start_own_server`: a careful `--jobs` worker, which restarts its
+runtime worker after every crash). Where there is no fork server (Windows), every worker is spawned.
 
 End: a worker watches its parent's sentinel from a thread and exits when the parent is gone,
 whoever forked it; the thread runs whenever the runtime lets go of the GIL, as onnxruntime does
@@ -41,14 +42,17 @@ SERVER_PRELOAD = ["conformance.parallel", "conformance.runners.isolated", "confo
 
 
 class _Server:
-    """Whether this process's fork server could not be started: then its workers are spawned."""
+    """Whether this process's fork server could not be started (then its workers are spawned), and
+    whether this worker process has one of its own."""
 
     failed = False
+    own = False
 
 
 def start_method() -> str:
-    """'forkserver' in the main process where the platform has one that starts, else 'spawn'."""
-    if multiprocessing.parent_process() is None and not _Server.failed and "forkserver" in multiprocessing.get_all_start_methods():
+    """'forkserver' in the main process (or a worker with a server of its own) where the platform
+    has one that starts, else 'spawn'."""
+    if (multiprocessing.parent_process() is None or _Server.own) and not _Server.failed and "forkserver" in multiprocessing.get_all_start_methods():
         return "forkserver"
     return "spawn"
 
@@ -65,6 +69,14 @@ def start_server() -> None:
         # No socket where the temporary folder is (a path too long for one, a read-only folder):
         # spawned workers are slower to start, not worse.
         _Server.failed = True
+
+
+def start_own_server() -> None:
+    """Give this worker process a fork server of its own, as the main process has, and start it:
+    for a worker that starts workers often, each then starts in ~0.01 s instead of the ~0.5 s of a
+    spawned interpreter. The server ends with this process."""
+    _Server.own = True
+    start_server()
 
 
 def start_worker(target: Callable[..., None], args: tuple, daemon: bool = False) -> tuple[BaseProcess, Connection]:

@@ -28,3 +28,22 @@ def what_it_found(connection) -> None:
 def stay(connection) -> None:
     connection.send(os.getpid())
     time.sleep(120)
+
+
+def with_a_server_of_its_own(connection) -> None:
+    """What a worker started by a worker with a fork server of its own found."""
+    from conformance.runners.lifetime import start_own_server, start_worker
+
+    start_own_server()
+    process, inner = start_worker(what_it_found, ())
+    connection.send(inner.recv())
+    process.join(10)
+
+
+def with_a_server_of_its_own_then_stay(connection) -> None:
+    from conformance.runners.lifetime import start_own_server, start_worker
+
+    start_own_server()
+    process, inner = start_worker(stay, ())
+    connection.send(inner.recv())
+    time.sleep(120)
