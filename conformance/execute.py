@@ -106,7 +106,8 @@ def plan(options: RunOptions) -> list[WorkUnit]:
     chosen_versions = selected_versions(options)
     units = []
     if options.use_yaml:
-        examples = casefile.load_examples(reference.op, options.case_roots)
+        # Chosen here, not only in the worker: a unit of cases that are not run costs pickling both ways.
+        examples = selected(casefile.load_examples(reference.op, options.case_roots), options)
         units += [WorkUnit(tuple(examples[i:i + YAML_CHUNK])) for i in range(0, len(examples), YAML_CHUNK)]
     if options.use_hypothesis and options.examples > 0:
         units += [WorkUnit(version=v, binding=tuple(b.items()))

@@ -98,6 +98,20 @@ def test_jobs_default_to_the_cores_only_for_runs_with_enough_units():
     assert len(units) >= AUTO_PARALLEL_UNITS  # the main job is big enough to share out
 
 
+def test_a_plan_sends_workers_only_the_case_file_cases_the_run_chose():
+    # Each unit is pickled to a worker and its results back: cases of other versions, dtypes or
+    # ids are left out of the plan, not sent and dropped there.
+    from conformance.execute import examples_of
+
+    options = RunOptions(op="Slice", opset=13, dtypes=("float", "int8"))
+    units = [u for u in plan(options) if u.yaml_examples]
+    sent = [e for u in units for e in u.yaml_examples]
+    assert sent and all(e.version.since_version == 13 and e.dtype in ("float", "int8") for e in sent)
+    assert sent == [e for u in units for e in examples_of(u, options)]
+    one = plan(RunOptions(op="Slice", opset=13, case_ids=(PASSING,), use_hypothesis=False))
+    assert [[e.id for e in u.yaml_examples] for u in one] == [[PASSING]]
+
+
 def test_a_serial_run_shrinks_side_by_side_unless_told_to_use_no_worker_or_on_one_core():
     from conformance.parallel import shrinks_side_by_side
 
