@@ -1,7 +1,8 @@
 """Where a conform run spends its time. Prints figures; asserts nothing.
 
-    python benchmarks/bench_run.py            # everything (a few minutes)
+    python benchmarks/bench_run.py            # everything but --crashes (a minute or two)
     python benchmarks/bench_run.py --quick    # skip --jobs scaling and the full default runs
+    python benchmarks/bench_run.py --crashes  # also a runtime that crashes and hangs (3 more minutes)
 
 For a fixed seed and a fixed set of cases it prints, as cases/second and as ratios:
 1. generation: YAML cases and hypothesis cases separately (and one 1,000,000-element case);
@@ -9,16 +10,18 @@ For a fixed seed and a fixed set of cases it prints, as cases/second and as rati
 3. the same cases through one session per case, as onnx's backend runner and onnx_test_runner do;
 4. a bare loop of session.run over pre-built sessions and feeds (the runtime's floor);
 then `--jobs` scaling, and the wall time and peak memory (every process, as PSS) of a full default
-run of each op. Rates are cases/second; "first pass" includes creating the sessions, as a real run does.
+run of each op; with --crashes, `--jobs` on a runtime that crashes and hangs (tests/backends/crashy.py). Rates are cases/second; "first pass" includes creating the sessions, as a real run does.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import resource
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import numpy as np
 import onnxruntime
@@ -255,9 +258,20 @@ def full_runs() -> None:
     print(f"   all three        {total:6.1f} s")
 
 
+def crashes() -> None:
+    print("7. a runtime that crashes on 95 and hangs on 38 of Slice-13's cases (tests/backends/crashy.py, --timeout 2)")
+    backends = Path(__file__).resolve().parent.parent / "tests" / "backends"
+    os.environ["PYTHONPATH"] = f"{backends}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"
+    common = ("run", "--op", "Slice", "--opset", "13", "--backend", "crashy", "--timeout", "2", "--report-json", "/tmp/bench-crashy.json")
+    one, _ = _measured(*common, "--jobs", "1")
+    two, _ = _measured(*common, "--jobs", "2")
+    print(f"   whole command: --jobs 1 {one:5.1f} s, --jobs 2 {two:5.1f} s = {one / two:.2f}x")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="skip the full default runs")
+    parser.add_argument("--crashes", action="store_true", help="also time --jobs on a runtime that crashes and hangs")
     args = parser.parse_args()
     print(f"onnxruntime {onnxruntime.__version__}; seed {SEED}")
     generation()
@@ -265,6 +279,8 @@ def main() -> None:
     if not args.quick:
         jobs_scaling()
         full_runs()
+    if args.crashes:
+        crashes()
     print(f"this process's peak RSS: {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MB")
 
 

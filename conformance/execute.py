@@ -85,16 +85,29 @@ def selected_versions(options: RunOptions) -> list[OpVersion]:
 
 @dataclass(frozen=True)
 class WorkUnit:
-    """A piece of a run that can be drawn and run on its own: YAML cases, or one hypothesis group."""
+    """A piece of a run that can be drawn and run on its own: YAML cases, or one hypothesis group;
+    or part K of N of one, every Nth of its cases from the Kth (see `parts`)."""
 
     yaml_examples: tuple[Example, ...] = ()
     version: OpVersion | None = None
     binding: tuple[tuple[str, str], ...] = ()
+    part: tuple[int, int] = (0, 1)  # K (from 0) of N
 
     def describe(self) -> str:
+        index, count = self.part
+        of = f"part {index + 1} of {count} of the " if count > 1 else ""
         if self.version is not None:
-            return f"hypothesis group {self.version.label} {dict(self.binding)}"
-        return f"{len(self.yaml_examples)} YAML cases from {self.yaml_examples[0].id}" if self.yaml_examples else "empty unit"
+            return f"{of}hypothesis group {self.version.label} {dict(self.binding)}"
+        return f"{of}{len(self.yaml_examples)} YAML cases from {self.yaml_examples[0].id}" if self.yaml_examples else "empty unit"
+
+    def parts(self, count: int) -> list["WorkUnit"]:
+        """YAML cases as `count` units, for workers to share: cases next to each other often hang
+        or crash alike (one case in each dtype), and so go to different parts. `merge_parts` puts
+        their results back in the unit's order. A hypothesis group stays whole: each part would
+        draw the whole group again."""
+        if self.version is not None:
+            return [self]
+        return [dataclasses.replace(self, part=(index, count)) for index in range(count)]
 
 
 YAML_CHUNK = 64
@@ -120,7 +133,16 @@ def examples_of(unit: WorkUnit, options: RunOptions) -> list[Example]:
     examples = list(unit.yaml_examples)
     if unit.version is not None:
         examples = strategies.draw_group(unit.version, dict(unit.binding), options.examples, options.seed)
-    return selected(examples, options)
+    index, count = unit.part
+    return selected(examples, options)[index::count]
+
+
+def merge_parts(answers: list[list[Result]], options: RunOptions) -> list[Result]:
+    """A unit's results from those of its parts (`WorkUnit.parts`, in order), in the unit's order:
+    case I is case I // N of part I % N, and each case has a result in each mode."""
+    modes = len(options.modes)
+    by_case = [[answer[i:i + modes] for i in range(0, len(answer), modes)] for answer in answers]
+    return [result for i in range(sum(map(len, by_case))) for result in by_case[i % len(by_case)][i // len(by_case)]]
 
 
 def selected(examples: list[Example], options: RunOptions) -> list[Example]:

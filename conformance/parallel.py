@@ -6,12 +6,16 @@ when: the results are the same, in the same order, for any N.
 
 The pool is small and explicit (one pipe per worker, two units in flight per worker): on an
 interruption every worker is killed at once and nothing is left queued, and a worker that dies
-costs only time: the unit it was running goes to a careful worker, which keeps the runtime in a
-process of its own (an isolated runner) and so attributes a crash to its case as a serial run
-would; the unit it held but had not started goes back to the queue. The careful worker takes the
-dead one's place for the rest of the run (a runtime that crashed once may crash again), and the
-other workers go on meanwhile. Only when a careful worker itself dies is its unit run here, in
-this process, on an isolated runner: a unit is never handed to a worker twice.
+costs only time. A careful worker takes its place: one that keeps the runtime in a process of its
+own (an isolated runner), and so attributes a crash to its case as a serial run would. From then
+on only careful workers are given units (a runtime that crashed once may crash again): the others
+finish what they hold and are replaced in turn. The units the dead worker held go back to the
+front of the queue, and from then on each unit of YAML cases is cut into one part per worker,
+every Nth case in each, so that cases next to each other, which often crash or hang alike (the
+same case in each dtype), are shared out rather than met one after another by one worker; the
+parts' results are put back in the unit's order. Only when a careful worker itself dies is what
+it was running done here, in this process, on an isolated runner: nothing is handed out a third
+time.
 
 Workers run the runtime in-process: with isolation the worker process is itself what a crash or a
 hang costs, as a runtime worker of its own would cost a second busy process per job. A watched
@@ -35,7 +39,7 @@ from multiprocessing.connection import Connection, wait
 from typing import Any, Callable, Iterator
 
 from .execute import (Minimal, Result, RunOptions, ShrinkTask, WorkUnit, check_selection, examples_of,
-                      minimal_case, run_examples)
+                      merge_parts, minimal_case, run_examples)
 from .runners import Runner, RunnerSpec
 from .runners.isolated import IsolatedRunner
 from .runners.isolated import death as _death
@@ -82,8 +86,8 @@ def run_parallel(units: list[WorkUnit], options: RunOptions, spec: RunnerSpec, j
 class WorkerPool:
     """`jobs` worker processes for one run: they run its units, then shrink its failures.
 
-    Whatever a worker that died was doing is done again by a careful worker, on the runner in a
-    process of its own (whatever `isolate` says: a runtime that crashed once may crash again), and
+    Whatever a worker that died was doing is done again by careful workers, on the runner in a
+    process of their own (whatever `isolate` says: a runtime that crashed once may crash again), and
     `on_note` hears of it; what a careful worker that died was doing is done here, the same way.
     With `isolate` the workers are watched: one that spends more than `timeout` in one runtime call
     is stopped, and so treated. Leaving the `with` block on an exception kills the workers at once.
@@ -92,7 +96,8 @@ class WorkerPool:
     def __init__(self, jobs: int, options: RunOptions, spec: RunnerSpec, isolate: bool, timeout: float,
                  on_note: Callable[[str], None] = lambda note: None) -> None:
         self._options, self._spec, self._timeout = options, spec, timeout
-        self._pool = _Pool(jobs, (spec, options, timeout), on_note, timeout if isolate else None)
+        self._pool = _Pool(jobs, (spec, options, timeout), on_note, timeout if isolate else None,
+                           share=_parts, merge=lambda answers: merge_parts(answers, options))
         self._rescuer: list[Runner] = []  # made only when a careful worker dies
 
     @classmethod
@@ -153,6 +158,11 @@ def shrink_side_by_side(tasks: list[ShrinkTask], options: RunOptions, spec: Runn
     jobs = min(len(tasks), cores or os.cpu_count() or 1)
     with WorkerPool(jobs, options, spec, True, timeout, on_note) as pool:
         return pool.minimal_cases(tasks)
+
+
+def _parts(task: Task, count: int) -> list[Task]:
+    """A unit cut for `count` careful workers to share (see WorkUnit.parts); a shrink task stays whole."""
+    return task.parts(count) if isinstance(task, WorkUnit) else [task]
 
 
 def _perform(task: Task, runner: Runner, options: RunOptions):
@@ -254,50 +264,75 @@ class _Worker:
 
 
 class _Queue:
-    """The units (or shrink tasks) not yet given to a worker, by position, in plan order. Those a
-    worker died running wait in a line of their own, which only careful workers take from, first."""
+    """The units (or shrink tasks) not yet given to a worker, by position, in plan order; and the
+    answer of a unit shared out in parts, put together from theirs (parts take positions after
+    the units')."""
 
-    def __init__(self, units: list[Task]) -> None:
-        self.units = units
-        self._plain = deque(range(len(units)))
-        self._careful: deque[int] = deque()
-        self._needs_care: set[int] = set()
+    def __init__(self, units: list[Task], merge: Callable[[list], Any]) -> None:
+        self.units = list(units)
+        self._waiting = deque(range(len(units)))
+        self._merge = merge
+        self._whole: dict[int, int] = {}  # a part's position: its unit's
+        self._parts: dict[int, list[int]] = {}  # a shared unit's position: its parts'
+        self._answers: dict[int, Any] = {}  # parts' answers, until their unit's are all in
 
-    def next_for(self, worker: _Worker) -> int | None:
-        if worker.careful and self._careful:
-            return self._careful.popleft()
-        return self._plain.popleft() if self._plain else None
+    def next(self) -> int | None:
+        return self._waiting.popleft() if self._waiting else None
 
-    def needs_care(self, position: int) -> None:
-        self._needs_care.add(position)
-        self._careful.append(position)
+    def __bool__(self) -> bool:
+        return bool(self._waiting)
 
     def put_back(self, positions: list[int]) -> None:
-        """Units a worker held but had not started: to the front of their line, in their order."""
-        for position in reversed(positions):
-            (self._careful if position in self._needs_care else self._plain).appendleft(position)
+        """Units to give out next, in their order: those a dead worker held."""
+        self._waiting.extendleft(reversed(positions))
+
+    def is_part(self, position: int) -> bool:
+        return position in self._whole
+
+    def share(self, position: int, parts: list[Task]) -> None:
+        """Give out `position` next as `parts` instead."""
+        self._parts[position] = list(range(len(self.units), len(self.units) + len(parts)))
+        self.units += parts
+        self._whole.update((part, position) for part in self._parts[position])
+        self.put_back(self._parts[position])
+
+    def answered(self, position: int, answer: Any, finished: dict[int, Any]) -> None:
+        """Record an answer in `finished` by its unit's position; a part's, once every part is in."""
+        whole = self._whole.get(position)
+        if whole is None:
+            finished[position] = answer
+            return
+        self._answers[position] = answer
+        if all(part in self._answers for part in self._parts[whole]):
+            finished[whole] = self._merge([self._answers.pop(part) for part in self._parts[whole]])
 
 
 class _Pool:
     """Workers that hold up to UNITS_IN_FLIGHT units each, answering in order; results are
     handed out in the units' order, whoever ran them. A worker that spends more than
-    `case_timeout` seconds in one runtime call is treated as dead."""
+    `case_timeout` seconds in one runtime call is treated as dead. Once one has died, only careful
+    workers are given units: the others finish what they hold and are replaced by careful ones;
+    and each unit is first cut by `share(unit, N)` into parts for the N workers (one part: not
+    cut), whose answers `merge` puts together."""
 
-    def __init__(self, size: int, arguments: tuple, on_note: Callable[[str], None], case_timeout: float | None = None) -> None:
+    def __init__(self, size: int, arguments: tuple, on_note: Callable[[str], None], case_timeout: float | None = None,
+                 share: Callable[[Task, int], list[Task]] = lambda task, count: [task],
+                 merge: Callable[[list], Any] = lambda answers: answers[0]) -> None:
         self._arguments = arguments
         self._on_note = on_note
         self._case_timeout = case_timeout
+        self._share, self._merge = share, merge
         self._ahead: dict[int, Any] = {}  # see in_order
+        self._careful_only = False
         self._workers = [_Worker(arguments) for _ in range(size)]
 
     def in_order(self, units: list[Task], rescue: Callable[[Task], Any]) -> Iterator[Any]:
-        """What each unit (or shrink task) gives, in their order. The running one of a worker that
-        died goes to a careful worker, which takes the dead one's place; that of a careful worker
-        that died is done with `rescue`."""
-        queue = _Queue(units)
+        """What each unit (or shrink task) gives, in their order. What a worker that died held goes
+        to careful workers (see the class); what a careful worker that died was running is done
+        with `rescue`."""
+        queue = _Queue(units, self._merge)
         finished = self._ahead = {}  # by position, until its turn comes
-        for worker in self._workers:
-            self._fill(worker, queue)
+        self._fill_all(queue)
         for position in range(len(units)):
             while position not in finished:
                 for index in self._ready():
@@ -305,8 +340,8 @@ class _Pool:
                     if done is None:
                         done = self._replace(index, queue, rescue)
                     if done is not None:
-                        finished[done[0]] = done[1]
-                    self._fill(self._workers[index], queue)
+                        queue.answered(*done, finished)
+                self._fill_all(queue)
             yield finished.pop(position)
 
     def finished_ahead(self) -> list[Any]:
@@ -315,9 +350,26 @@ class _Pool:
         self._ahead.clear()
         return found
 
-    @staticmethod
-    def _fill(worker: _Worker, queue: _Queue) -> None:
-        while len(worker.positions) < UNITS_IN_FLIGHT and (position := queue.next_for(worker)) is not None:
+    def _fill_all(self, queue: _Queue) -> None:
+        for index in range(len(self._workers)):
+            self._fill(index, queue)
+
+    def _fill(self, index: int, queue: _Queue) -> None:
+        worker = self._workers[index]
+        if self._careful_only and not worker.careful:
+            if worker.positions or not queue:
+                return  # it finishes what it holds; nothing waits for its place
+            worker.stop(kill=False)
+            worker = self._workers[index] = _Worker(self._arguments, careful=True)
+        # A careful worker holds one unit: a part queued behind one that hangs would wait there
+        # while another worker idles.
+        held = 1 if worker.careful else UNITS_IN_FLIGHT
+        while len(worker.positions) < held and (position := queue.next()) is not None:
+            if self._careful_only and not queue.is_part(position):
+                parts = self._share(queue.units[position], len(self._workers))
+                if len(parts) > 1:
+                    queue.share(position, parts)
+                    continue
             worker.give(position, queue.units[position])
 
     def _ready(self) -> list[int]:
@@ -340,24 +392,25 @@ class _Pool:
 
     def _replace(self, index: int, queue: _Queue, rescue) -> tuple[int, Any] | None:
         """Stop a dead (or overdue) worker and start a careful one in its place. The units it held
-        but had not started go back to the queue; the one it was running waits for a careful
-        worker, or, when the dead worker was careful itself, is done here with `rescue`, whose
-        position and answer are returned."""
+        go back to the front of the queue, or, when the dead worker was careful itself, those it
+        had not started do, and the one it was running is done here with `rescue`, whose position
+        and answer are returned."""
         dead = self._workers[index]
         overran = self._overdue(dead)
         dead.stop(kill=True)
         running, *unstarted = dead.positions
-        queue.put_back(unstarted)
         self._workers[index] = _Worker(self._arguments, careful=True)
+        self._careful_only = True
         what = (f"spent more than {self._case_timeout:g} s in one runtime call and was stopped" if overran
                 else f"died ({_death(dead.process.exitcode)})")
         unit = queue.units[running].describe()
         if dead.careful:
             self._on_note(f"a worker process {what}; its {unit} ran in the main process")
+            queue.put_back(unstarted)
             return running, rescue(queue.units[running])
-        self._on_note(f"a worker process {what}; its {unit} runs again in the worker that replaces it, "
-                      "which keeps the runtime in a process of its own")
-        queue.needs_care(running)
+        self._on_note(f"a worker process {what}; its {unit} runs again, shared among workers that keep the "
+                      "runtime in a process of its own, as every worker does from now on")
+        queue.put_back([running, *unstarted])
         return None
 
     def close(self, kill: bool) -> None:

@@ -14,6 +14,7 @@ from conformance.parallel import AUTO_PARALLEL_UNITS, worker_count
 CRASHING = "Slice-13/negative_start/float/int64"  # the crashy backend segfaults on starts of -3
 EXITING = "Slice-13/negative_start_beyond_dim/float/int64"  # ... and exits with code 7 on -100
 PASSING = "Slice-13/negative_end/float/int64"
+SHARED_OUT = "runs again, shared among workers that keep the runtime in a process of its own, as every worker does from now on"
 
 
 def without_timings(path):
@@ -57,11 +58,10 @@ def test_isolated_jobs_report_crashes_and_hangs_as_a_serial_isolated_run_does(co
     outcomes = {r["id"]: r["outcome"] for r in json.loads((tmp_path / "two.json").read_text())["results"]}
     assert outcomes == {CRASHING: "crash", EXITING: "crash", hanging: "timeout", PASSING: "pass"}
     assert serial.code == parallel.code == 1
-    # The first crash in a worker hands its unit to a careful worker, which takes the crashes and
-    # the hang after it in its stride (the hang alone: see the pool test below).
+    # The first crash hands the unit to careful workers, which take the crashes and the hang
+    # after it in their stride (the hang alone: see the pool test below).
     notes = [line for line in parallel.stderr.splitlines() if line.startswith("note: a worker process")]
-    assert notes and all(n.endswith("runs again in the worker that replaces it, which keeps the runtime in a process of its own")
-                         for n in notes)
+    assert notes and all(n.endswith(SHARED_OUT) for n in notes)
 
 
 def test_a_watched_runner_shows_when_its_call_began_and_clears_it_after():
@@ -162,8 +162,84 @@ def test_a_dead_workers_running_unit_goes_to_a_careful_worker_and_the_rest_back_
     assert [[r.example.id for r in f] for f in found] == [[r.example.id for r in s] for s in serial]
     assert [[r.verdict.outcome for r in f] for f in found] == [[r.verdict.outcome for r in s] for s in serial]
     assert rescued == [] and len(notes) == 1 and "died" in notes[0]
-    assert "runs again in the worker that replaces it, which keeps the runtime in a process of its own" in notes[0]
+    assert notes[0].endswith(SHARED_OUT)
     assert pool._workers[0] is not first and pool._workers[0].careful and not pool._workers[0].positions
+
+
+def test_a_unit_cut_in_parts_gives_the_units_results_once_they_are_put_back_together():
+    # Every Nth case in each part, each case in every mode: put back, the unit's own order.
+    from conformance.execute import examples_of, merge_parts, run_examples
+    from conformance.runners import make_runner
+
+    options = RunOptions(op="Slice", opset=13, dtypes=("float",), use_hypothesis=False, modes=("input", "constant"))
+    unit, runner = plan(options)[0], make_runner()
+    whole = [(r.example.id, r.extra.get("mode"), r.outcome) for r in run_examples(examples_of(unit, options), runner, options)]
+    for count in (2, 3):
+        parts = unit.parts(count)
+        assert [len(examples_of(p, options)) for p in parts] == [len(range(k, len(whole) // 2, count)) for k in range(count)]
+        merged = merge_parts([run_examples(examples_of(p, options), runner, options) for p in parts], options)
+        assert [(r.example.id, r.extra.get("mode"), r.outcome) for r in merged] == whole
+    assert parts[1].describe().startswith("part 2 of 3 of the ")
+    group = plan(RunOptions(op="Slice", opset=13, dtypes=("float",), use_yaml=False))[0]
+    assert group.parts(3) == [group]  # each part would draw the whole group again
+
+
+def test_after_a_death_the_dead_workers_unit_is_shared_out_and_every_worker_turns_careful():
+    from conformance.execute import examples_of, merge_parts, run_examples
+    from conformance.parallel import _parts, _Pool
+    from conformance.runners import RunnerSpec, make_runner
+
+    options = RunOptions(op="Slice", opset=13, dtypes=("float", "int32"), use_hypothesis=False)
+    units = plan(options)[:3]
+    notes, shared = [], []
+
+    def share(unit, count):
+        shared.append(_parts(unit, count))
+        return shared[-1]
+
+    pool = _Pool(2, (RunnerSpec(), options, 10.0), notes.append, share=share, merge=lambda a: merge_parts(a, options))
+    first, second = pool._workers
+    first.process.kill()
+    first.process.join(10)
+    found = list(pool.in_order(units, lambda unit: pytest.fail("rescued in this process")))
+    serial = [run_examples(examples_of(u, options), make_runner(), options) for u in units]
+    assert [[(r.example.id, r.outcome) for r in f] for f in found] == [[(r.example.id, r.outcome) for r in s] for s in serial]
+    assert len(notes) == 1 and notes[0].endswith(SHARED_OUT)
+    # From then on each unit went out as one part per worker: the one the dead worker ran, and the
+    # one it held, given to the worker that took the place of the one that lived, once that one
+    # had finished what it held.
+    assert [[(p.yaml_examples, p.part) for p in parts] for parts in shared] == [
+        [(u.yaml_examples, (0, 2)), (u.yaml_examples, (1, 2))] for u in units[:2]]
+    assert all(w.careful for w in pool._workers) and second not in pool._workers
+    pool.close(kill=False)
+
+
+def test_a_careful_worker_is_given_one_part_at_a_time_so_the_next_goes_to_the_next_worker():
+    # Two parts in flight in one worker would meet their hangs one after another, as the uncut
+    # unit would have, while the other worker idles.
+    from collections import deque
+
+    from conformance.execute import merge_parts
+    from conformance.parallel import _parts, _Pool, _Queue
+
+    class Careful:
+        careful = True
+
+        def __init__(self):
+            self.positions = deque()
+
+        def give(self, position, unit):
+            self.positions.append(position)
+
+    options = RunOptions(op="Slice", opset=13, dtypes=("float",), use_hypothesis=False)
+    units = plan(options)[:2]
+    pool = _Pool(0, (), lambda note: None, share=_parts, merge=lambda a: merge_parts(a, options))
+    pool._workers = [Careful(), Careful()]
+    pool._careful_only = True
+    queue = _Queue(units, pool._merge)
+    pool._fill_all(queue)
+    assert [list(w.positions) for w in pool._workers] == [[2], [3]]  # parts 1 and 2 of unit 0
+    assert [queue.units[p].part for p in (2, 3)] == [(0, 2), (1, 2)] and queue.next() == 1
 
 
 def test_a_system_that_will_not_start_worker_processes_is_an_unavailable_error(monkeypatch):
