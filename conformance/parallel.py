@@ -308,9 +308,9 @@ class _Queue:
 
 
 class _Pool:
-    """Workers that hold up to UNITS_IN_FLIGHT units each, answering in order; results are
-    handed out in the units' order, whoever ran them. A worker that spends more than
-    `case_timeout` seconds in one runtime call is treated as dead. Once one has died, only careful
+    """Workers that hold up to UNITS_IN_FLIGHT units each (a careful one, one), answering in
+    order; results are handed out in the units' order, whoever ran them. A worker that spends more
+    than `case_timeout` seconds in one runtime call is treated as dead. Once one has died, only careful
     workers are given units: the others finish what they hold and are replaced by careful ones;
     and each unit is first cut by `share(unit, N)` into parts for the N workers (one part: not
     cut), whose answers `merge` puts together."""
