@@ -296,12 +296,6 @@ def run_one(example: Example, runner: Runner, options: RunOptions, mode: str = "
     return staged if isinstance(staged, Result) else _run_and_judge(staged, runner, options)
 
 
-def run_built(example: Example, expected: Expected, built: BuiltModel, runner: Runner, options: RunOptions,
-              replay: str, extra: dict | None = None) -> Result:
-    """Run a model already built for the example (by conform, or stored as golden data) and judge it."""
-    return _run_and_judge(Staged(example, expected, built, replay, extra or {}), runner, options)
-
-
 def _run_and_judge(staged: Staged, runner: Runner, options: RunOptions) -> Result:
     started = time.perf_counter()
     run = runner.run(staged.built)
@@ -340,11 +334,18 @@ def run_examples(
 
     A runner that can overlap cases (`run_stream`) gets the next model while it runs the last one.
     """
+    return run_staged(staged_chunks(examples, runner, options), runner, options, on_result)
+
+
+def run_staged(chunks: Iterable[list[Staged | Result]], runner: Runner, options: RunOptions,
+               on_result: Callable[[Result], None] = lambda r: None) -> list[Result]:
+    """Each staged case run and judged, in order (a Result among them is one that goes no
+    further); the chunks are staged as the runner asks for models, overlapped where it can."""
     staged: deque[Staged | Result] = deque()
     staging = [0.0]  # seconds spent staging so far: not part of the wait for any one case's output
 
     def models() -> Iterator[BuiltModel | None]:
-        for chunk in staged_chunks(examples, runner, options):
+        for chunk in chunks:
             staged.extend(chunk)
             staging[0] += sum(item.seconds for item in chunk)
             yield from [item.built if isinstance(item, Staged) else None for item in chunk]

@@ -20,6 +20,7 @@ import os
 import re
 import shlex
 import shutil
+import stat
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -35,7 +36,7 @@ from .compare import AMBIGUOUS, PASS, Verdict, judge
 from .compare import SKIPPED as SKIPPED_OUTCOME
 from .dtypes import from_numpy
 from .errors import ConformError, UsageError
-from .execute import DEFAULT_MAX_ELEMENTS, Result, RunOptions, _output_rank, expected_for, run_built, too_large
+from .execute import DEFAULT_MAX_ELEMENTS, Result, RunOptions, Staged, _output_rank, expected_for, run_staged, too_large
 from .model import BuiltModel, build
 from .reference import covered_ops, for_op
 from .reference.base import Expected
@@ -232,16 +233,29 @@ def test_dirs(paths: Iterable[Path]) -> list[Path]:
 
 
 def _inside(path: Path, root: Path) -> bool:
-    return path.resolve().is_relative_to(root.resolve())
+    """Whether `path`, a name in `root` or in a folder already found to lead inside it, leads
+    inside `root` once links are followed. Only a link is resolved: resolving costs a system call
+    for every part of a path, and a test folder holds several files."""
+    return not path.is_symlink() or path.resolve().is_relative_to(root.resolve())
+
+
+def _refuse_link_out(path: Path, test: Path) -> Path:
+    if not _inside(path, test):
+        raise GoldenError(f"{path}: a link leading out of {test}; not followed")
+    return path
 
 
 def _checked_file(path: Path, test: Path) -> Path:
-    """The file, if it exists, stays inside its test directory, and is not too large to read."""
-    if not path.is_file():
+    """The file (in `test`, or in a data set folder checked by `_refuse_link_out`), if it exists,
+    stays inside its test directory, and is not too large to read."""
+    try:
+        status = path.stat()
+    except OSError:
+        status = None
+    if status is None or not stat.S_ISREG(status.st_mode):
         raise GoldenError(f"{path}: missing")
-    if not _inside(path, test):
-        raise GoldenError(f"{path}: a link leading out of {test}; not followed")
-    size = path.stat().st_size
+    _refuse_link_out(path, test)
+    size = status.st_size
     if size > MAX_FILE_BYTES:
         raise GoldenError(f"{path}: {size:,} bytes, larger than the {MAX_FILE_BYTES:,} conform reads")
     return path
@@ -266,7 +280,7 @@ def read_tests(path: Path) -> list[GoldenTest]:
         raise GoldenError(f"{path / 'model.onnx'}: not a readable model ({type(error).__name__}: {error})") from None
     tests = []
     for index in range(_count(path, DATA_SET_PREFIX, suffix="", folders=True)):
-        folder = path / f"{DATA_SET_PREFIX}{index}"
+        folder = _refuse_link_out(path / f"{DATA_SET_PREFIX}{index}", path)
         inputs = [_load_tensor(_checked_file(folder / f"input_{i}.pb", path)) for i in range(_count(folder, "input_"))]
         outputs = [_load_tensor(_checked_file(folder / f"output_{i}.pb", path)) for i in range(_count(folder, "output_"))]
         test = GoldenTest(path, model, data, index, inputs, outputs)
@@ -412,17 +426,16 @@ def stored_cases(paths: Iterable[Path], max_elements: int = DEFAULT_MAX_ELEMENTS
 def run_stored(cases: list[StoredCase], runner: Runner, options: RunOptions,
                on_result: Callable[[Result], None] = lambda r: None) -> list[Result]:
     """Run each golden test as stored and judge it under the run's comparison rules."""
-    results = []
-    for case in cases:
-        path = case.example.source.removeprefix("golden:")
-        replay = shlex.join(["conform", "run", "--from", path, "--case", case.example.id, *runner.replay_options()])
-        if case.refusal is not None:
-            result = Result(case.example, Expected(readings=()), Verdict(SKIPPED_OUTCOME, case.refusal), replay=replay)
-        else:
-            result = run_built(case.example, case.expected, case.built, runner, options, replay)
-        results.append(result)
-        on_result(result)
-    return results
+    return run_staged(([_staged(case, runner)] for case in cases), runner, options, on_result)
+
+
+def _staged(case: StoredCase, runner: Runner) -> Staged | Result:
+    """The stored test ready for the runner, or its Result when it is not to be run."""
+    path = case.example.source.removeprefix("golden:")
+    replay = shlex.join(["conform", "run", "--from", path, "--case", case.example.id, *runner.replay_options()])
+    if case.refusal is not None:
+        return Result(case.example, Expected(readings=()), Verdict(SKIPPED_OUTCOME, case.refusal), replay=replay)
+    return Staged(case.example, case.expected, case.built, replay, {})
 
 
 def agreeing(result: Result) -> bool:
