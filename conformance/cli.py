@@ -19,7 +19,7 @@ from rich.table import Table
 
 from . import casefile, registry, strategies
 from .errors import ConformError, UsageError
-from .execute import (DEFAULT_MAX_ELEMENTS, RunOptions, check_case_ids_found, parse_shard, plan, run_examples, select_examples, selected,
+from .execute import (DEFAULT_MAX_ELEMENTS, RunOptions, check_case_ids_found, parse_shard, plan, run_examples, select_examples,
                       shrink_failures)
 from .parallel import WorkerPool, shrink_side_by_side, shrinks_side_by_side, worker_count
 from .expectations import apply as apply_expectations
@@ -144,7 +144,7 @@ def run_command(
     level = levels[0]
     with _interruptible() as interrupted:
         if from_dirs:
-            execute, skipped = _golden_execution(from_dirs, options)
+            execute, skipped = _golden_execution(from_dirs, options, jobs, RunnerSpec(runner, provider, backend), not no_isolation, timeout)
         else:
             execute, skipped = _generated_execution(options, jobs, RunnerSpec(runner, provider, backend), not no_isolation, timeout), []
         for level, chosen_runner in zip(levels, runners):
@@ -239,25 +239,41 @@ def _generated_execution(options: RunOptions, jobs: int | None, spec: RunnerSpec
     return execute
 
 
-def _golden_execution(paths: list[Path], options: RunOptions):
-    """How a golden run executes (the stored tests the options choose, each run as stored), and the
-    tests it skips, with why."""
-    from .golden import run_stored, stored_cases
+def _golden_execution(paths: list[Path], options: RunOptions, jobs: int | None, spec: RunnerSpec, isolate: bool,
+                      timeout: float):
+    """How a golden run executes at one optimization level (the stored tests the options choose,
+    each run as stored: serially, or read and run across worker processes), and the tests it
+    skips, with why (filled in as it reads them)."""
+    from .golden import GoldenUnit, golden_units, run_golden
 
-    cases_found, skipped = stored_cases(paths, options.max_elements)
-    chosen = {id(e) for e in selected([c.example for c in cases_found], options)}
-    cases = [c for c in cases_found if id(c.example) in chosen]
-    check_case_ids_found([c.example for c in cases], options)
-    if not cases:
-        found = sorted({c.example.version.label for c in cases_found}) or ["none that conform can run"]
-        raise UsageError(f"no golden test to run under {', '.join(map(str, paths))} with these options "
-                         f"(tests found: {', '.join(found)}; skipped: {len(skipped)})")
+    units = golden_units(paths)
+    workers = worker_count(jobs, len(units))
+    skipped: list = []
 
     def execute(runner, level: str, on_result, shrunk_into: Path) -> list:
         """The stored tests' results (none is shrunk: they hold no hypothesis group to search)."""
-        return _with_progress("golden tests", len(cases), on_result, lambda advance: run_stored(cases, runner, options, advance))
+        skipped.clear()  # heard as each unit is read, so an interrupted run's report lists them too
+        if workers == 1:
+            everything = GoldenUnit(tuple(p for unit in units for p in unit.paths))
+            run = _with_progress("golden tests", None, on_result,
+                                 lambda advance: run_golden(everything, runner, options, advance, skipped.extend))
+        else:
+            leveled = dataclasses.replace(spec, optimizations=level)
+            with WorkerPool.for_units(units, workers, options, leveled, isolate, timeout, _note) as pool:
+                run = _with_progress(f"golden tests ({workers} jobs)", None, on_result,
+                                     lambda advance: pool.run_golden(units, advance, skipped.extend))
+        _check_golden_selection(run, paths, options)
+        return run.results
 
     return execute, skipped
+
+
+def _check_golden_selection(run, paths: list[Path], options: RunOptions) -> None:
+    check_case_ids_found([r.example for r in run.results], options)
+    if not run.results:
+        found = sorted(run.found) or ["none that conform can run"]
+        raise UsageError(f"no golden test to run under {', '.join(map(str, paths))} with these options "
+                         f"(tests found: {', '.join(found)}; skipped: {len(run.skipped)})")
 
 
 def _skipped_records(skipped) -> list[dict]:

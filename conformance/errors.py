@@ -12,6 +12,10 @@ class ConformError(Exception):
         super().__init__(message)
         self.message = message
 
+    def __reduce__(self):
+        # Raised in a worker process, it is sent to the main process and raised there again.
+        return type(self), (self.message,)
+
 
 class UsageError(ConformError):
     """Bad command-line input: unknown op, opset out of range, a dtype the version does not allow."""
@@ -23,6 +27,9 @@ class CaseFileError(ConformError):
     def __init__(self, problems: list[tuple[str, int | None, str]]) -> None:
         self.problems = problems
         super().__init__("\n".join(_locate(path, line) + msg for path, line, msg in problems))
+
+    def __reduce__(self):
+        return CaseFileError, (self.problems,)
 
 
 class UnavailableError(ConformError):

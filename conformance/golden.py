@@ -36,7 +36,8 @@ from .compare import AMBIGUOUS, PASS, Verdict, judge
 from .compare import SKIPPED as SKIPPED_OUTCOME
 from .dtypes import from_numpy
 from .errors import ConformError, UsageError
-from .execute import DEFAULT_MAX_ELEMENTS, Result, RunOptions, Staged, _output_rank, expected_for, run_staged, too_large
+from .execute import (DEFAULT_MAX_ELEMENTS, Result, RunOptions, Staged, _output_rank, expected_for, run_staged, selected,
+                      too_large)
 from .model import BuiltModel, build
 from .reference import covered_ops, for_op
 from .reference.base import Expected
@@ -421,6 +422,54 @@ def stored_cases(paths: Iterable[Path], max_elements: int = DEFAULT_MAX_ELEMENTS
             feeds = {value_info.name: array for value_info, array in zip(test.fed_inputs, test.inputs)}
             cases.append(StoredCase(example, expected, BuiltModel(test.model, test.data, feeds), refusal))
     return cases, skipped
+
+
+# Test directories per unit of a `run --from` with `--jobs`: each is read and run in a worker.
+GOLDEN_CHUNK = 64
+
+
+@dataclass(frozen=True)
+class GoldenUnit:
+    """Stored test directories that can be read and run on their own: a worker's share of a
+    `run --from`, or all of a serial one."""
+
+    paths: tuple[Path, ...]
+
+    def describe(self) -> str:
+        return f"{len(self.paths)} golden test directories from {self.paths[0]}"
+
+
+def golden_units(paths: Iterable[Path]) -> list[GoldenUnit]:
+    """The test directories under `paths`, in order, GOLDEN_CHUNK to a unit."""
+    found = test_dirs(paths)
+    return [GoldenUnit(tuple(found[i:i + GOLDEN_CHUNK])) for i in range(0, len(found), GOLDEN_CHUNK)]
+
+
+@dataclass(frozen=True, eq=False)
+class GoldenRun:
+    """What stored tests gave: each chosen test's result, in order; the tests skipped, with why;
+    and the op versions of the tests conform could run, chosen or not (to say what there was when
+    the options chose none)."""
+
+    results: list[Result]
+    skipped: list[tuple[Path, str]]
+    found: frozenset[str]
+
+    @staticmethod
+    def joined(runs: list["GoldenRun"]) -> "GoldenRun":
+        return GoldenRun([r for run in runs for r in run.results], [s for run in runs for s in run.skipped],
+                         frozenset().union(*(run.found for run in runs)))
+
+
+def run_golden(unit: GoldenUnit, runner: Runner, options: RunOptions, on_result: Callable[[Result], None] = lambda r: None,
+               on_skipped: Callable[[list[tuple[Path, str]]], None] = lambda skipped: None) -> GoldenRun:
+    """Read the unit's stored tests, and run those the options choose (version, dtype, shard, id).
+    `on_skipped` hears of the tests skipped once they are read, before any is run."""
+    found, skipped = stored_cases(unit.paths, options.max_elements)
+    on_skipped(skipped)
+    chosen = {id(e) for e in selected([c.example for c in found], options)}
+    cases = [c for c in found if id(c.example) in chosen]
+    return GoldenRun(run_stored(cases, runner, options, on_result), skipped, frozenset(c.example.version.label for c in found))
 
 
 def run_stored(cases: list[StoredCase], runner: Runner, options: RunOptions,

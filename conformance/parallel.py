@@ -1,8 +1,11 @@
 """`--jobs N`: a run's work units drawn and run in N worker processes, results in plan order.
 
 A unit is a chunk of YAML cases or one hypothesis group (op version x type binding), which draws
-its cases from its own seed, so what a unit produces does not depend on which worker runs it or
-when: the results are the same, in the same order, for any N.
+its cases from its own seed, or a chunk of stored test directories (`run --from`), which a worker
+reads and runs; so what a unit produces does not depend on which worker runs it or when: the
+results are the same, in the same order, for any N. A ConformError raised in a worker (unreadable
+golden data, say) is sent back and raised in the main process when its unit's turn comes, as a
+serial run would raise it.
 
 The pool is small and explicit (one pipe per worker, two units in flight per worker): on an
 interruption every worker is killed at once and nothing is left queued, and a worker that dies
@@ -35,17 +38,20 @@ import multiprocessing
 import os
 import time
 from collections import deque
+from dataclasses import dataclass
 from multiprocessing.connection import Connection, wait
 from typing import Any, Callable, Iterator
 
 from .execute import (Minimal, Result, RunOptions, ShrinkTask, WorkUnit, check_selection, examples_of,
                       merge_parts, minimal_case, run_examples)
+from .errors import ConformError
+from .golden import GoldenRun, GoldenUnit, run_golden
 from .runners import Runner, RunnerSpec
 from .runners.isolated import IsolatedRunner
 from .runners.isolated import death as _death
 from .runners.lifetime import serve, start_own_server, start_worker
 
-Task = WorkUnit | ShrinkTask  # what a worker is given
+Task = WorkUnit | ShrinkTask | GoldenUnit  # what a worker is given
 
 # Units held by each worker: with a second one queued, a worker starts it at once instead of
 # waiting for this process to read its answer and send another.
@@ -97,7 +103,7 @@ class WorkerPool:
                  on_note: Callable[[str], None] = lambda note: None) -> None:
         self._options, self._spec, self._timeout = options, spec, timeout
         self._pool = _Pool(jobs, (spec, options, timeout), on_note, timeout if isolate else None,
-                           share=_parts, merge=lambda answers: merge_parts(answers, options))
+                           share=_parts, merge=lambda answers: _merged(answers, options))
         self._rescuer: list[Runner] = []  # made only when a careful worker dies
 
     @classmethod
@@ -107,27 +113,43 @@ class WorkerPool:
         return cls(min(jobs, len(units)) or 1, options, spec, isolate, timeout, on_note)
 
     def run(self, units: list[WorkUnit], on_result: Callable[[Result], None] = lambda r: None) -> list[Result]:
-        """Every unit's results, in plan order; `on_result` hears each as it is handed out.
+        """Every unit's results, in plan order; `on_result` hears each as it is handed out."""
+        def hand_out(found: list[Result]) -> None:
+            for result in found:
+                on_result(result)
+
+        results = [result for found in self._answers(units, hand_out) for result in found]
+        check_selection([r.example for r in results], self._options)
+        return results
+
+    def run_golden(self, units: list[GoldenUnit], on_result: Callable[[Result], None] = lambda r: None,
+                   on_skipped: Callable[[list], None] = lambda skipped: None) -> GoldenRun:
+        """Every unit of stored tests read and run, joined in plan order; `on_result` hears each
+        result, and `on_skipped` each unit's skipped tests, as the unit is handed out."""
+
+        def hand_out(run: GoldenRun) -> None:
+            on_skipped(run.skipped)
+            for result in run.results:
+                on_result(result)
+
+        return GoldenRun.joined(self._answers(units, hand_out))
+
+    def _answers(self, units: list, hand_out: Callable[[Any], None]) -> list:
+        """Each unit's answer, in plan order, each given to `hand_out` as its turn comes.
 
         Interrupted, it first hands out the units that finished behind one still running (in plan
         order, after the others), so that the report of an interrupted run holds every finished case.
         """
-        results: list[Result] = []
-
-        def hand_out(found: list[Result]) -> None:
-            for result in found:
-                results.append(result)
-                on_result(result)
-
+        answers = []
         try:
-            for found in self._pool.in_order(units, self._rescue):
-                hand_out(found)
+            for answer in self._pool.in_order(units, self._rescue):
+                answers.append(answer)
+                hand_out(answer)
         except KeyboardInterrupt:
-            for found in self._pool.finished_ahead():
-                hand_out(found)
+            for answer in self._pool.finished_ahead():
+                hand_out(answer)
             raise
-        check_selection([r.example for r in results], self._options)
-        return results
+        return answers
 
     def minimal_cases(self, tasks: list[ShrinkTask]) -> list[Minimal]:
         """Each failing group shrunk in a worker, side by side; in the order given."""
@@ -166,10 +188,32 @@ def _parts(task: Task, count: int) -> list[Task]:
 
 
 def _perform(task: Task, runner: Runner, options: RunOptions):
-    """A unit's results, or a failing group's minimal case."""
+    """A unit's results, a failing group's minimal case, or what stored tests gave."""
     if isinstance(task, ShrinkTask):
         return minimal_case(task, runner, options)
+    if isinstance(task, GoldenUnit):
+        return run_golden(task, runner, options)
     return run_examples(examples_of(task, options), runner, options)
+
+
+@dataclass(frozen=True)
+class _Refused:
+    """A worker's answer when its task raised a ConformError (unreadable golden data, a worker
+    process the system would not start): raised again in the main process when its turn comes."""
+
+    error: ConformError
+
+
+def _answer(task: Task, runner: Runner, options: RunOptions):
+    try:
+        return _perform(task, runner, options)
+    except ConformError as error:
+        return _Refused(error)
+
+
+def _merged(answers: list, options: RunOptions):
+    """A cut unit's results from its parts' answers; the first refusal among them, if any."""
+    return next((a for a in answers if isinstance(a, _Refused)), None) or merge_parts(answers, options)
 
 
 def _serve(spec: RunnerSpec, options: RunOptions, timeout: float, careful: bool, running_since,
@@ -180,7 +224,7 @@ def _serve(spec: RunnerSpec, options: RunOptions, timeout: float, careful: bool,
         start_own_server()
     # A careful worker's isolated runner is not watched: its own timeout stops a call that hangs.
     runner = IsolatedRunner(spec, timeout) if careful else _Watched(spec.make(), running_since)
-    serve(connection, lambda request: (request[0], _perform(request[1], runner, options)))
+    serve(connection, lambda request: (request[0], _answer(request[1], runner, options)))
     if careful:
         runner.close()
     # Every answer is sent: the interpreter's own tear-down (every module and session freed one by
@@ -342,7 +386,10 @@ class _Pool:
                     if done is not None:
                         queue.answered(*done, finished)
                 self._fill_all(queue)
-            yield finished.pop(position)
+            answer = finished.pop(position)
+            if isinstance(answer, _Refused):
+                raise answer.error
+            yield answer
 
     def finished_ahead(self) -> list[Any]:
         """What the units that finished before their turn gave, in their order (and no longer held)."""

@@ -297,6 +297,37 @@ def test_run_from_runs_onnx_own_node_tests_and_skips_what_is_not_a_single_node(c
     assert report["seed"] is None and report["options"]["from"] == [str(tmp_path / "node")]
 
 
+def test_run_from_with_jobs_reads_and_runs_in_workers_and_writes_the_serial_report(conform, tmp_path):
+    # Stored tests are read and run in worker processes, GOLDEN_CHUNK directories to a unit: the
+    # same results, skipped tests and messages as one process, crashes and hangs included.
+    from re import sub
+
+    out, node = tmp_path / "golden", tmp_path / "node"
+    conform("generate", "--op", "Slice", "--opset", "13", "--dtype", "float", "--no-hypothesis", "--out", str(out))
+    onnx_node_tests.export(node)  # onnx's own tests too, the expanded ones skipped
+    assert len(golden.golden_units([out, node])) >= 3
+    args = ("run", "--from", str(out), "--from", str(node), "--backend", "crashy", "--timeout", "1")
+    serial = conform(*args, "--jobs", "1", "--report-json", str(tmp_path / "one.json"))
+    parallel = conform(*args, "--jobs", "2", "--report-json", str(tmp_path / "two.json"))
+    one, two = ((tmp_path / name).read_text() for name in ("one.json", "two.json"))
+    assert sub(r'"seconds": [0-9.e-]+', "", one) == sub(r'"seconds": [0-9.e-]+', "", two)
+    report = json.loads(two)
+    outcomes = [r["outcome"] for r in report["results"]]
+    assert {"crash", "timeout", "pass"} <= set(outcomes) and report["skipped"]
+    assert serial.code == parallel.code == 1
+    # In workers: the first crash killed one, and its unit of directories ran again.
+    assert "golden test directories from" in parallel.stderr and "note:" not in serial.stderr
+    nothing = conform("run", "--from", str(out), "--op", "Clip", "--jobs", "2")
+    assert nothing.code == 2 and "no golden test to run" in nothing.stderr and "Slice-13" in nothing.stderr
+    # Unreadable data found by a worker is the one clear message a serial run gives, no traceback.
+    corrupt = sorted(out.iterdir())[-1] / "test_data_set_0" / "output_0.pb"
+    corrupt.write_bytes(b"\xff junk")
+    for jobs in ("1", "2"):
+        refused = conform("run", "--from", str(out), "--jobs", jobs)
+        assert refused.code == 2 and f"{corrupt}: not a readable TensorProto" in refused.stderr, jobs
+        assert "Traceback" not in refused.stderr and "note:" not in refused.stderr
+
+
 def test_run_from_usage_errors_are_exit_2(conform, tmp_path):
     out = tmp_path / "golden"
     conform("generate", "--op", "Slice", "--opset", "13", "--dtype", "float", "--no-hypothesis", "--out", str(out))

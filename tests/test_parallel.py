@@ -457,3 +457,18 @@ def test_an_interrupted_pool_hands_out_the_units_that_finished_behind_a_running_
             threading.Thread(target=interrupt_once_unit_2_is_done, daemon=True).start()
             pool.run(units, heard.append)
     assert [(r.example.id, r.outcome) for r in heard] == [(PASSING, "pass")]
+
+
+def test_a_conform_error_raised_in_a_worker_reaches_the_main_process_whole():
+    # A worker sends its task's ConformError back pickled; the main process raises it again,
+    # with its class (and so its exit code) and message.
+    import pickle
+
+    from conformance.errors import CaseFileError, UnavailableError
+    from conformance.golden import GoldenError
+
+    for error in (GoldenError("d/output_0.pb: not a readable TensorProto"), UnavailableError("no worker"),
+                  CaseFileError([("cases/a.yaml", 3, "unknown key 'x'"), ("cases/b.yaml", None, "empty")])):
+        again = pickle.loads(pickle.dumps(error))
+        assert type(again) is type(error) and str(again) == str(error) and again.exit_code == error.exit_code
+    assert again.problems == error.problems

@@ -273,6 +273,20 @@ def test_case_names_never_become_paths_outside_out(conform, tmp_path):
     assert not (tmp_path / "escaped").exists()
 
 
+def interrupted_when_busy(process: subprocess.Popen, folder: Path, stop: int) -> str:
+    """Send `stop` once the slow backend says the run is under way; its stderr, after exit 130."""
+    busy = folder / "slow-backend-busy"
+    for _ in range(600):
+        if busy.exists() or process.poll() is not None:
+            break
+        time.sleep(0.1)
+    assert busy.exists() and process.poll() is None, "the run ended before it could be interrupted"
+    process.send_signal(stop)
+    stdout, stderr = process.communicate(timeout=120)
+    assert process.returncode == 130, stderr
+    return stderr
+
+
 @pytest.mark.parametrize("command", [("run",), ("diff", "--against", "reference")])
 @pytest.mark.parametrize("stop", [signal.SIGINT, signal.SIGTERM])
 def test_a_signal_mid_run_leaves_a_valid_incomplete_report(tmp_path, stop, command):
@@ -283,19 +297,28 @@ def test_a_signal_mid_run_leaves_a_valid_incomplete_report(tmp_path, stop, comma
     process = subprocess.Popen([sys.executable, "-m", "conformance", *command, "--op", "Slice", "--no-hypothesis",
                                 "--backend", "slow", "--report-json", str(report)], cwd=tmp_path, env=with_test_backends(),
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    busy = tmp_path / "slow-backend-busy"
-    for _ in range(600):
-        if busy.exists() or process.poll() is not None:
-            break
-        time.sleep(0.1)
-    assert busy.exists() and process.poll() is None, "the run ended before it could be interrupted"
-    process.send_signal(stop)
-    stdout, stderr = process.communicate(timeout=120)
-    assert process.returncode == 130, stderr
+    stderr = interrupted_when_busy(process, tmp_path, stop)
     doc = json.loads(report.read_text())
     assert doc["complete"] is False
     assert 0 < doc["summary"]["total"] == len(doc["results"])
     assert "Traceback" not in stderr and f"the report holds the {len(doc['results'])} cases finished so far" in stderr
+
+
+def test_an_interrupted_golden_run_lists_the_tests_it_skipped_with_what_it_ran(conform, tmp_path):
+    # The skipped tests are known once read, and read by units: those of every unit handed out
+    # before the interruption are in the report.
+    import onnx_node_tests
+
+    onnx_node_tests.export(tmp_path / "node")  # onnx's own tests, the expanded ones skipped
+    conform("generate", "--op", "Slice", "--opset", "13", "--no-hypothesis", "--out", str(tmp_path / "golden"))
+    report = tmp_path / "report.json"
+    process = subprocess.Popen([sys.executable, "-m", "conformance", "run", "--from", str(tmp_path / "node"),
+                                "--from", str(tmp_path / "golden"), "--backend", "slow", "--report-json", str(report)],
+                               cwd=tmp_path, env=with_test_backends(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    interrupted_when_busy(process, tmp_path, signal.SIGINT)
+    doc = json.loads(report.read_text())
+    assert doc["complete"] is False and 0 < len(doc["results"])
+    assert doc["skipped"] and all(s["path"].startswith(str(tmp_path / "node")) for s in doc["skipped"])
 
 
 def test_an_interrupted_verify_writes_what_it_checked_with_complete_false(tmp_path, monkeypatch):
