@@ -10,7 +10,9 @@ For a fixed seed and a fixed set of cases it prints, as cases/second and as rati
 3. the same cases through one session per case, as onnx's backend runner and onnx_test_runner do;
 4. a bare loop of session.run over pre-built sessions and feeds (the runtime's floor);
 then `--jobs` scaling, and the wall time and peak memory (every process, as PSS) of a full default
-run of each op; with --crashes, `--jobs` on a runtime that crashes and hangs (tests/backends/crashy.py). Rates are cases/second; "first pass" includes creating the sessions, as a real run does.
+run of each op, and a run of stored golden tests (`run --from`) with one job and two; with --crashes,
+`--jobs` on a runtime that crashes and hangs (tests/backends/crashy.py). Rates are cases/second;
+"first pass" includes creating the sessions, as a real run does.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ import os
 import resource
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -258,8 +261,19 @@ def full_runs() -> None:
     print(f"   all three        {total:6.1f} s")
 
 
+def golden_runs() -> None:
+    print("7. golden data: conform run --from (read and run every stored test of Slice-13, isolation on)")
+    with tempfile.TemporaryDirectory() as folder:
+        subprocess.run([sys.executable, "-m", "conformance", "generate", "--op", "Slice", "--opset", "13", "--out", folder],
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
+        tests = sum(1 for _ in Path(folder).glob("*/model.onnx"))
+        one, _ = _measured("run", "--from", folder, "--jobs", "1", "--report-json", "/tmp/bench-golden.json")
+        two, _ = _measured("run", "--from", folder, "--jobs", "2", "--report-json", "/tmp/bench-golden.json")
+    print(f"   {tests} stored tests: --jobs 1 {one:5.2f} s, --jobs 2 {two:5.2f} s = {one / two:.2f}x")
+
+
 def crashes() -> None:
-    print("7. a runtime that crashes on 95 and hangs on 38 of Slice-13's cases (tests/backends/crashy.py, --timeout 2)")
+    print("8. a runtime that crashes on 95 and hangs on 38 of Slice-13's cases (tests/backends/crashy.py, --timeout 2)")
     backends = Path(__file__).resolve().parent.parent / "tests" / "backends"
     os.environ["PYTHONPATH"] = f"{backends}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"
     common = ("run", "--op", "Slice", "--opset", "13", "--backend", "crashy", "--timeout", "2", "--report-json", "/tmp/bench-crashy.json")
@@ -279,6 +293,7 @@ def main() -> None:
     if not args.quick:
         jobs_scaling()
         full_runs()
+        golden_runs()
     if args.crashes:
         crashes()
     print(f"this process's peak RSS: {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MB")
