@@ -176,7 +176,7 @@ def shrink_side_by_side(tasks: list[ShrinkTask], options: RunOptions, spec: Runn
                         on_note: Callable[[str], None] = lambda note: None, cores: int | None = None) -> list[Minimal]:
     """A serial run's failing groups shrunk in watched worker processes, one per core, in the order
     given: one that crashes, or spends longer than `timeout` in one runtime call, has its group
-    shrunk again in this process on an isolated runner."""
+    shrunk again by a careful worker (see WorkerPool)."""
     jobs = min(len(tasks), cores or os.cpu_count() or 1)
     with WorkerPool(jobs, options, spec, True, timeout, on_note) as pool:
         return pool.minimal_cases(tasks)
