@@ -19,8 +19,8 @@ from rich.table import Table
 
 from . import casefile, registry, strategies
 from .errors import ConformError, UsageError
-from .execute import (DEFAULT_MAX_ELEMENTS, RunOptions, check_case_ids_found, parse_shard, plan, run_examples, select_examples,
-                      shrink_failures)
+from .execute import (DEFAULT_MAX_ELEMENTS, RunOptions, check_case_ids_found, parse_shard, plan, planned_count, run_examples,
+                      select_examples, shrink_failures)
 from .parallel import WorkerPool, shrink_side_by_side, shrinks_side_by_side, worker_count
 from .expectations import apply as apply_expectations
 from .expectations import load as load_expectations
@@ -228,12 +228,13 @@ def _generated_execution(options: RunOptions, jobs: int | None, spec: RunnerSpec
         leveled = dataclasses.replace(spec, optimizations=level)
         if workers == 1:
             results = _with_progress(options.op, len(selected) * len(options.modes), on_result,
-                                     lambda advance: run_examples(selected, runner, options, advance))
+                                     lambda advance, _: run_examples(selected, runner, options, advance))
             side_by_side = (lambda tasks: shrink_side_by_side(tasks, options, leveled, timeout, _note)) \
                 if shrinks_side_by_side(jobs) else None
             return shrink_failures(results, runner, options, shrunk_into, side_by_side)
         with WorkerPool.for_units(units, workers, options, leveled, isolate, timeout, _note) as pool:
-            results = _with_progress(f"{options.op} ({workers} jobs)", None, on_result, lambda advance: pool.run(units, advance))
+            results = _with_progress(f"{options.op} ({workers} jobs)", planned_count(units, options), on_result,
+                                     lambda advance, _: pool.run(units, advance))
             return shrink_failures(results, runner, options, shrunk_into, pool.minimal_cases)
 
     return execute
@@ -249,23 +250,31 @@ def _golden_execution(paths: list[Path], options: RunOptions, jobs: int | None, 
     units = golden_units(paths)
     workers = worker_count(jobs, len(units))
     skipped: list = []
+    total = _golden_count(units, options)
 
     def execute(runner, level: str, on_result, shrunk_into: Path) -> list:
         """The stored tests' results (none is shrunk: they hold no hypothesis group to search)."""
         skipped.clear()  # heard as each unit is read, so an interrupted run's report lists them too
         if workers == 1:
             everything = GoldenUnit(tuple(p for unit in units for p in unit.paths))
-            run = _with_progress("golden tests", None, on_result,
-                                 lambda advance: run_golden(everything, runner, options, advance, skipped.extend))
+            run = _with_progress("golden tests", total, on_result,
+                                 lambda advance, skip: run_golden(everything, runner, options, advance, skip), skipped.extend)
         else:
             leveled = dataclasses.replace(spec, optimizations=level)
             with WorkerPool.for_units(units, workers, options, leveled, isolate, timeout, _note) as pool:
-                run = _with_progress(f"golden tests ({workers} jobs)", None, on_result,
-                                     lambda advance: pool.run_golden(units, advance, skipped.extend))
+                run = _with_progress(f"golden tests ({workers} jobs)", total, on_result,
+                                     lambda advance, skip: pool.run_golden(units, advance, skip), skipped.extend)
         _check_golden_selection(run, paths, options)
         return run.results
 
     return execute, skipped
+
+
+def _golden_count(units: list, options: RunOptions) -> int | None:
+    """How many stored tests the run reads, when each will be run or skipped; None when the options
+    choose among them (an op, dtype, case or shard), as which are chosen is known only once read."""
+    chooses = options.op or options.dtypes or options.case_ids or options.shard[1] > 1
+    return None if chooses else sum(len(unit.paths) for unit in units)
 
 
 def _check_golden_selection(run, paths: list[Path], options: RunOptions) -> None:
@@ -499,10 +508,11 @@ def _note(text: str) -> None:
     err.print(f"note: {text}", highlight=False, soft_wrap=True)
 
 
-def _with_progress(label: str, total: int | None, on_result, work):
-    """`work(callback)`, its callback advancing a progress bar when stderr is a terminal."""
+def _with_progress(label: str, total: int | None, on_result, work, on_skipped=lambda skipped: None):
+    """`work(on_result, on_skipped)`, each result and each skipped test (golden runs skip some)
+    advancing a progress bar of `total` (None: unknown) when stderr is a terminal."""
     if not err.is_terminal:
-        return work(on_result)
+        return work(on_result, on_skipped)
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
     with Progress(*columns, console=err, transient=True) as progress:
         task = progress.add_task(label, total=total)
@@ -511,7 +521,11 @@ def _with_progress(label: str, total: int | None, on_result, work):
             on_result(result)
             progress.advance(task)
 
-        return work(advance)
+        def skip(skipped: list) -> None:
+            on_skipped(skipped)
+            progress.advance(task, len(skipped))
+
+        return work(advance, skip)
 
 
 def _options_record(options: RunOptions, strict_validation: bool) -> dict:

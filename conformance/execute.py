@@ -137,6 +137,16 @@ def examples_of(unit: WorkUnit, options: RunOptions) -> list[Example]:
     return selected(examples, options)[index::count]
 
 
+def planned_count(units: list[WorkUnit], options: RunOptions) -> int | None:
+    """How many results the units give (each case in each mode), known before the workers draw
+    the hypothesis groups unless a shard or `--case` filters them (None then). A group that
+    exhausts hypothesis' space gives fewer cases than asked, so this is at most."""
+    drawn = [u for u in units if u.version is not None]
+    if drawn and (options.shard[1] > 1 or options.case_ids):
+        return None
+    return len(options.modes) * (sum(len(u.yaml_examples) for u in units) + options.examples * len(drawn))
+
+
 def merge_parts(answers: list[list[Result]], options: RunOptions) -> list[Result]:
     """A unit's results from those of its parts (`WorkUnit.parts`, in order), in the unit's order:
     case I is case I // N of part I % N, and each case has a result in each mode."""

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import os
+import re
+import select
 import subprocess
 import sys
 from pathlib import Path
@@ -51,3 +53,45 @@ def conform(tmp_path):
         return CliResult(completed, path)
 
     return run
+
+
+@pytest.fixture
+def conform_on_a_terminal(tmp_path):
+    """Run `conform ARGS...` with stderr on a pseudo-terminal, as on a user's screen: the exit code
+    and everything drawn there (progress bars are drawn only on a terminal)."""
+    import pty
+
+    def run(*args: str) -> tuple[int, str]:
+        leader, follower = pty.openpty()
+        process = subprocess.Popen([sys.executable, "-m", "conformance", *args], stdout=subprocess.DEVNULL,
+                                   stderr=follower, cwd=tmp_path, env={**with_test_backends(), "COLUMNS": "120"})
+        os.close(follower)
+        drawn = []
+        while True:
+            if select.select([leader], [], [], 0.1)[0]:
+                try:
+                    chunk = os.read(leader, 1 << 16)
+                except OSError:  # EIO: every process that held the terminal has ended
+                    break
+                if not chunk:
+                    break
+                drawn.append(chunk)
+            elif process.poll() is not None:
+                break
+        os.close(leader)
+        return Drawn(process.wait(timeout=600), b"".join(drawn).decode("utf-8", "replace"))
+
+    return run
+
+
+class Drawn:
+    """What a command drew on a terminal, and its exit code."""
+
+    def __init__(self, code: int, text: str) -> None:
+        self.code = code
+        self.text = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", text)  # the drawing's control sequences
+
+    def counts(self, label: str) -> list[tuple[int, str]]:
+        """Each frame's count on the progress bar named `label`: done, and the total ('?': unknown)."""
+        found = re.findall(re.escape(label) + r"[^\r\n]*? (\d+)/(\d+|\?) ", self.text)
+        return [(int(done), total) for done, total in found]

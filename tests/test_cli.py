@@ -206,6 +206,26 @@ def test_same_seed_gives_byte_identical_reports_apart_from_timings(conform, tmp_
     assert sources == {"hypothesis"}
 
 
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_the_progress_bar_counts_to_the_number_of_results(conform_on_a_terminal, tmp_path, jobs):
+    # With --jobs the workers draw the hypothesis groups: the total is counted from the plan.
+    report = tmp_path / "r.json"
+    drawn = conform_on_a_terminal("run", "--op", "Clip", "--opset", "13", "--mode", "all", "--examples", "7",
+                                  "--shrink", "0", "--jobs", jobs, "--report-json", str(report))
+    results = len(json.loads(report.read_text())["results"])
+    counts = drawn.counts("Clip")
+    assert drawn.code == 1 and counts[-1] == (results, str(results)) and {total for _, total in counts} == {str(results)}
+
+
+def test_a_progress_bar_whose_total_hypothesis_does_not_know_says_so(conform_on_a_terminal, tmp_path):
+    # A shard of hypothesis cases is known only once they are drawn (in the workers).
+    report = tmp_path / "r.json"
+    drawn = conform_on_a_terminal("run", "--op", "Clip", "--opset", "13", "--examples", "40", "--shard", "1/2",
+                                  "--shrink", "0", "--jobs", "2", "--report-json", str(report))
+    results = len(json.loads(report.read_text())["results"])
+    assert drawn.counts("Clip")[-1] == (results, "?")
+
+
 def test_the_entry_module_imports_nothing_so_worker_processes_start_light():
     # multiprocessing starts every worker (the isolated runtime's, --jobs') by importing the main
     # module again: the `conform` command's must not pull in the command line and its libraries.

@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from conformance.execute import RunOptions, plan
+from conformance.execute import RunOptions, plan, select_examples
 from conformance.parallel import AUTO_PARALLEL_UNITS, worker_count
 
 CRASHING = "Slice-13/negative_start/float/int64"  # the crashy backend segfaults on starts of -3
@@ -110,6 +110,28 @@ def test_a_plan_sends_workers_only_the_case_file_cases_the_run_chose():
     assert sent == [e for u in units for e in examples_of(u, options)]
     one = plan(RunOptions(op="Slice", opset=13, case_ids=(PASSING,), use_hypothesis=False))
     assert [[e.id for e in u.yaml_examples] for u in one] == [[PASSING]]
+
+
+@pytest.mark.parametrize("options", [
+    RunOptions(op="Clip"),
+    RunOptions(op="ConstantOfShape", dtypes=("bool", "int4"), modes=("input", "constant")),
+    RunOptions(op="Slice", opset=13, use_hypothesis=False, shard=(2, 3)),
+    RunOptions(op="Slice", opset=10, use_yaml=False, examples=3),
+])
+def test_a_plan_counts_its_results_before_any_group_is_drawn(options):
+    # The progress bar of a --jobs run: the workers draw the hypothesis groups.
+    from conformance.execute import planned_count
+
+    assert planned_count(plan(options), options) == len(select_examples(options)) * len(options.modes)
+
+
+def test_a_plan_does_not_guess_how_many_drawn_cases_a_shard_or_id_keeps():
+    from conformance.execute import planned_count
+
+    for options in (RunOptions(op="Clip", shard=(1, 2)), RunOptions(op="Clip", case_ids=("Clip-13/hypothesis-0001/float",))):
+        assert planned_count(plan(options), options) is None
+    yaml_only = RunOptions(op="Clip", shard=(1, 2), use_hypothesis=False)  # the plan holds the chosen cases
+    assert planned_count(plan(yaml_only), yaml_only) == len(select_examples(yaml_only))
 
 
 def test_a_serial_run_shrinks_side_by_side_unless_told_to_use_no_worker_or_on_one_core():
