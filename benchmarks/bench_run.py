@@ -10,7 +10,8 @@ For a fixed seed and a fixed set of cases it prints, as cases/second and as rati
 3. the same cases through one session per case, as onnx's backend runner and onnx_test_runner do;
 4. a bare loop of session.run over pre-built sessions and feeds (the runtime's floor);
 then `--jobs` scaling, and the wall time and peak memory (every process, as PSS) of a full default
-run of each op, and a run of stored golden tests (`run --from`) with one job and two; with --crashes,
+run of each op, a run of stored golden tests (`run --from`) with one job and two, and `conform diff`
+of Slice against two runners; with --crashes,
 `--jobs` on a runtime that crashes and hangs (tests/backends/crashy.py). Rates are cases/second;
 "first pass" includes creating the sessions, as a real run does.
 """
@@ -272,8 +273,15 @@ def golden_runs() -> None:
     print(f"   {tests} stored tests: --jobs 1 {one:5.2f} s, --jobs 2 {two:5.2f} s = {one / two:.2f}x")
 
 
+def diffs() -> None:
+    print("8. conform diff --op Slice (every version and dtype, both runners isolated)")
+    for against in ("reference", "cpu"):
+        seconds, _ = _measured("diff", "--op", "Slice", "--against", against, "--report-json", "/tmp/bench-diff.json")
+        print(f"   onnxruntime CPU against {against:9s} {seconds:5.1f} s")
+
+
 def crashes() -> None:
-    print("8. a runtime that crashes on 95 and hangs on 38 of Slice-13's cases (tests/backends/crashy.py, --timeout 2)")
+    print("9. a runtime that crashes on 95 and hangs on 38 of Slice-13's cases (tests/backends/crashy.py, --timeout 2)")
     backends = Path(__file__).resolve().parent.parent / "tests" / "backends"
     os.environ["PYTHONPATH"] = f"{backends}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"
     common = ("run", "--op", "Slice", "--opset", "13", "--backend", "crashy", "--timeout", "2", "--report-json", "/tmp/bench-crashy.json")
@@ -294,6 +302,7 @@ def main() -> None:
         jobs_scaling()
         full_runs()
         golden_runs()
+        diffs()
     if args.crashes:
         crashes()
     print(f"this process's peak RSS: {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MB")

@@ -11,7 +11,7 @@ import dataclasses
 from typing import Callable
 
 from .compare import AMBIGUOUS, PASS, mismatch
-from .execute import Result, RunOptions, run_one
+from .execute import Result, RunOptions, run_examples
 from .errors import UsageError
 from .runners import RUNNER_NAMES, Runner, make_runner
 from .runners.onnxruntime import short_provider
@@ -48,19 +48,31 @@ def keeps_to_spec(result: Result) -> bool:
     return result.outcome in (PASS, AMBIGUOUS)
 
 
+# Cases go to each runner this many at a time: a runner in a worker process then has the next
+# cases queued while this process judges (see run_examples), and an interrupted diff loses at most
+# one chunk of cases run on the first runner and not yet on the second.
+DIFF_CHUNK = 64
+
+
 def diff(examples, first: Runner, second: Runner, options: RunOptions,
          on_result: Callable[[Result], None] = lambda r: None) -> list[Result]:
     """One Result per case (the first runner's), carrying the second's verdict and the disagreement;
     `on_result` hears each as it is made (an interrupted diff keeps those)."""
     results = []
-    for example in examples:
-        a, b = run_one(example, first, options), run_one(example, second, options)
-        disagreement = outputs_disagree(a, b, options.strict_zero)
-        agrees = {"first": keeps_to_spec(a), "second": keeps_to_spec(b)}
-        spec_side = "both" if all(agrees.values()) else "neither" if not any(agrees.values()) else \
-            ("first" if agrees["first"] else "second")
-        extra = {"against": {"outcome": b.outcome, "message": b.verdict.message},
-                 "disagreement": disagreement, "agrees_with_spec": spec_side}
-        results.append(dataclasses.replace(a, extra={**a.extra, **extra}))
-        on_result(results[-1])
+    for start in range(0, len(examples), DIFF_CHUNK):
+        chunk = examples[start:start + DIFF_CHUNK]
+        for a, b in zip(run_examples(chunk, first, options), run_examples(chunk, second, options), strict=True):
+            results.append(_paired(a, b, options))
+            on_result(results[-1])
     return results
+
+
+def _paired(a: Result, b: Result, options: RunOptions) -> Result:
+    """The first runner's result of a case, carrying the second's verdict and how they differ."""
+    disagreement = outputs_disagree(a, b, options.strict_zero)
+    agrees = {"first": keeps_to_spec(a), "second": keeps_to_spec(b)}
+    spec_side = "both" if all(agrees.values()) else "neither" if not any(agrees.values()) else \
+        ("first" if agrees["first"] else "second")
+    extra = {"against": {"outcome": b.outcome, "message": b.verdict.message},
+             "disagreement": disagreement, "agrees_with_spec": spec_side}
+    return dataclasses.replace(a, extra={**a.extra, **extra})

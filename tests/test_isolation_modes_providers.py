@@ -133,6 +133,52 @@ def test_diff_reports_disagreements_and_who_keeps_to_the_spec(conform, tmp_path)
     assert same.code == 0
 
 
+class CountingStreams:
+    """A runner that hands its cases on to another and records how many each stream held."""
+
+    def __init__(self, runner) -> None:
+        self.runner, self.streams = runner, []
+
+    def __getattr__(self, name):
+        return getattr(self.runner, name)
+
+    def run_stream(self, builts):
+        builts = list(builts)
+        self.streams.append(len(builts))
+        return (None if b is None else self.runner.run(b) for b in builts)
+
+
+def test_diff_streams_cases_to_each_runner_and_pairs_their_answers_case_by_case():
+    # A runner in a worker process answers a stream of cases far faster than one case at a time.
+    from conformance.differential import DIFF_CHUNK, diff
+    from conformance.execute import RunOptions, run_examples, select_examples
+    from conformance.runners import make_runner
+
+    options = RunOptions(op="Slice", opset=13, dtypes=("float", "int64"), use_hypothesis=False)
+    examples = select_examples(options)
+    assert len(examples) > 2 * DIFF_CHUNK
+    first, second = CountingStreams(make_runner("reference")), CountingStreams(make_runner())
+    results = diff(examples, first, second, options)
+    assert [r.example.id for r in results] == [e.id for e in examples]
+    alone = [run_examples(examples, runner, options) for runner in (make_runner("reference"), make_runner())]
+    assert [r.outcome for r in results] == [r.outcome for r in alone[0]]
+    assert [r.extra["against"]["outcome"] for r in results] == [r.outcome for r in alone[1]]
+    assert any(r.extra["disagreement"] for r in results)  # onnxruntime's INT_MAX ends
+    assert first.streams == second.streams and max(first.streams) == DIFF_CHUNK
+
+
+def test_a_diff_on_a_runtime_that_crashes_and_hangs_pins_each_on_its_case_and_goes_on(conform, tmp_path):
+    # Streamed cases: the crash or hang is the case the worker was running, not one queued behind it.
+    args = ("--op", "Slice", "--opset", "13", "--dtype", "float", "--no-hypothesis", "--backend", "crashy")
+    alone = conform("run", *args, "--timeout", "1")
+    result = conform("diff", *args, "--against", "cpu", "--timeout", "1", "--report-json", str(tmp_path / "diff.json"))
+    records = json.loads((tmp_path / "diff.json").read_text())["results"]
+    assert result.code == 1 and [(r["id"], r["outcome"]) for r in records] == \
+        [(r["id"], r["outcome"]) for r in alone.report["results"]]
+    assert {"crash", "timeout"} <= {r["outcome"] for r in records}
+    assert all(r["disagreement"] for r in records if r["outcome"] in ("crash", "timeout"))
+
+
 def test_diff_against_an_unavailable_provider_is_exit_3(conform):
     result = conform("diff", "--op", "Slice", "--against", "dml")
     assert result.code == 3 and "not available (available:" in result.stderr
