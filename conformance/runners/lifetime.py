@@ -38,7 +38,8 @@ from ..errors import UnavailableError
 _PR_SET_PDEATHSIG = 1
 
 # What the fork server imports before it forks anything: what the workers run, minus onnxruntime.
-SERVER_PRELOAD = ["conformance.parallel", "conformance.runners.isolated", "conformance.runners.onnxruntime"]
+# Hypothesis is named: conform imports it only where cases are drawn (see `strategies`).
+SERVER_PRELOAD = ["conformance.parallel", "conformance.runners.isolated", "conformance.runners.onnxruntime", "hypothesis"]
 
 
 class _Server:
