@@ -142,12 +142,19 @@ def generate(examples: Iterable[Example], options: GenerateOptions) -> dict:
             raise UsageError(f"{options.out / existing[0]} already exists ({len(existing)} tests would be replaced); "
                              "use --force to replace them")
     entries: list[dict] = []
+    planned: list[tuple[dict, dict[str, bytes]]] = []  # the entry and files of the test in hand
     try:
         for example, name in zip(examples, names):
-            entries.append(_generate_one(example, name, options))
+            planned[:] = [_planned(example, name, options)]
+            entry, files = planned[0]
+            if files:
+                with writing(options.out / name, "the golden test"):
+                    _write_test_dir(options.out, name, files)
+            entries.append(entry)
     except KeyboardInterrupt:
         # Ctrl-C or SIGTERM: the tests written so far stay, and the manifest says how far it got.
-        _tidy_interrupted(options.out, names[len(entries)])
+        if len(entries) < len(names):
+            _settle_interrupted(options.out, names[len(entries)], planned, entries)
     manifest = {
         "tool": {"conform": __version__, "onnx": onnx.__version__, "numpy": np.__version__},
         "seed": options.seed,
@@ -159,11 +166,24 @@ def generate(examples: Iterable[Example], options: GenerateOptions) -> dict:
     return manifest
 
 
-def _generate_one(example: Example, name: str, options: GenerateOptions) -> dict:
+def _settle_interrupted(out: Path, name: str, planned: list, entries: list[dict]) -> None:
+    """After an interruption while test `name` was in hand: its directory whole, old or new, and
+    listed as written when the new one is in place (the signal can come after its rename)."""
+    _tidy_interrupted(out, name)
+    if planned and planned[0][0]["name"] == name and planned[0][1] and _holds(out / name, planned[0][1]):
+        entries.append(planned[0][0])
+
+
+def _holds(folder: Path, files: dict[str, bytes]) -> bool:
+    return all((folder / relative).is_file() and (folder / relative).read_bytes() == data for relative, data in files.items())
+
+
+def _planned(example: Example, name: str, options: GenerateOptions) -> tuple[dict, dict[str, bytes]]:
+    """The manifest entry of an example's test, and the files to write for it (none when skipped)."""
     refusal = too_large(example, DEFAULT_MAX_ELEMENTS)
     if refusal is not None:
         return {"name": name, "id": example.id, "op": example.op, "version": example.version.since_version,
-                "dtype": example.dtype, "source": example.source, "status": refusal}
+                "dtype": example.dtype, "source": example.source, "status": refusal}, {}
     expected = expected_for(example)
     entry = {
         "name": name,
@@ -176,15 +196,13 @@ def _generate_one(example: Example, name: str, options: GenerateOptions) -> dict
         "seed": example.origin.get("seed"),
     }
     if not expected.is_valid:
-        return entry | {"status": f"{SKIPPED}: invalid input ({expected.invalid.rule}), no output to store"}
+        return entry | {"status": f"{SKIPPED}: invalid input ({expected.invalid.rule}), no output to store"}, {}
     ambiguous = expected.ambiguity or expected.may_reject
     if ambiguous and not options.include_ambiguous:
-        return entry | {"status": f"{SKIPPED}: ambiguous spec reading ({ambiguous}); use --include-ambiguous"}
+        return entry | {"status": f"{SKIPPED}: ambiguous spec reading ({ambiguous}); use --include-ambiguous"}, {}
     files = _test_files(example, expected)
-    with writing(options.out / name, "the golden test"):
-        _write_test_dir(options.out, name, files)
     status = "written" + (f" (ambiguous: stores the reading '{expected.readings[0].label}')" if ambiguous else "")
-    return entry | {"status": status, "hash": content_hash(files)}
+    return entry | {"status": status, "hash": content_hash(files)}, files
 
 
 # ---- verify -------------------------------------------------------------------------------

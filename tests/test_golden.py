@@ -110,6 +110,36 @@ def test_interrupted_generation_leaves_no_half_written_test(tmp_path, monkeypatc
     assert {t["name"] for t in manifest["tests"] if t["status"] == "written"} == {p.name for p in tests}
 
 
+@pytest.mark.parametrize("replacing", [False, True])
+def test_a_test_renamed_into_place_just_before_the_interruption_is_in_the_manifest(tmp_path, monkeypatch, replacing):
+    # The signal can come after a test's directory is renamed into place and before it is recorded:
+    # the manifest then lists every test on disk as written, that one included (seen in CI).
+    examples = select_examples(RunOptions(op="Slice", opset=13, dtypes=("float",), use_hypothesis=False))[:6]
+    if replacing:
+        golden.generate(examples, golden.GenerateOptions(tmp_path))
+        examples = [dataclasses.replace(e, inputs={**e.inputs, "data": e.inputs["data"] + 1}) for e in examples]
+    writes = {"n": 0}
+    real = golden._write_test_dir
+
+    def interrupted_once_written(out, name, files):
+        real(out, name, files)
+        writes["n"] += 1
+        if writes["n"] == 3:
+            raise KeyboardInterrupt
+
+    monkeypatch.setattr(golden, "_write_test_dir", interrupted_once_written)
+    manifest = golden.generate(examples, golden.GenerateOptions(tmp_path, force=replacing))
+    written = [t for t in manifest["tests"] if t["status"] == "written"]
+    assert not manifest["complete"] and len(written) == writes["n"] == 3
+    if not replacing:
+        assert {t["name"] for t in written} == {p.name for p in tmp_path.iterdir() if p.name.startswith("test_")}
+    for entry in written:  # each as the manifest says, the interrupted one too
+        on_disk = {str(f.relative_to(tmp_path / entry["name"])): f.read_bytes()
+                   for f in (tmp_path / entry["name"]).rglob("*") if f.is_file()}
+        assert golden.content_hash(on_disk) == entry["hash"]
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]
+
+
 @pytest.mark.parametrize("interrupted_rename", [1, 2])
 def test_an_interruption_between_the_renames_of_a_replaced_test_keeps_the_old_one(tmp_path, monkeypatch, interrupted_rename):
     # Replacing a test moves the old directory aside, then the new one in: stopped after the first
