@@ -472,7 +472,9 @@ def diff_command(
     second = runner_from_name(against, isolate=not no_isolation, timeout=timeout)
     results: list = []
     with _interruptible() as interrupted:
-        diff(select_examples(options), first, second, options, results.append)
+        selected = select_examples(options)
+        _with_progress(f"diff {options.op}", len(selected), results.append,
+                       lambda advance, _: diff(selected, first, second, options, advance))
     doc = json_report.document(results, {"first": first.describe(), "second": second.describe()}, seed, {"against": against})
     doc["complete"] = not interrupted
     json_report.write(path, doc)

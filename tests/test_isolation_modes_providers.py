@@ -179,6 +179,13 @@ def test_a_diff_on_a_runtime_that_crashes_and_hangs_pins_each_on_its_case_and_go
     assert all(r["disagreement"] for r in records if r["outcome"] in ("crash", "timeout"))
 
 
+def test_a_diff_draws_its_progress_on_a_terminal(conform_on_a_terminal, tmp_path):
+    drawn = conform_on_a_terminal("diff", "--op", "Clip", "--opset", "13", "--examples", "5", "--against", "reference",
+                                  "--report-json", str(tmp_path / "diff.json"))
+    cases = len(json.loads((tmp_path / "diff.json").read_text())["results"])
+    assert drawn.counts("diff Clip")[-1] == (cases, str(cases))
+
+
 def test_diff_against_an_unavailable_provider_is_exit_3(conform):
     result = conform("diff", "--op", "Slice", "--against", "dml")
     assert result.code == 3 and "not available (available:" in result.stderr
