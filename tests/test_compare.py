@@ -106,3 +106,25 @@ def test_a_signalling_nan_is_a_nan_without_a_warning():
         assert arrays_identical(np.array([np.nan, 1.0], dtype=np.float32), signalling)
         clipped = clip(signalling, 0.0, 0.5)
     assert np.isnan(clipped[0]) and clipped[1] == np.float32(0.5)
+
+
+def test_a_report_is_built_and_read_with_the_cycle_collector_paused_and_back_on_after(tmp_path, monkeypatch):
+    # Its thousands of containers hold no cycle; collections while they pile up walked every object.
+    import gc
+    import json
+    import types
+
+    from conformance.execute import RunOptions, run_examples, select_examples
+    from conformance.report import json_report, merge
+    from conformance.runners import make_runner
+
+    options = RunOptions(op="Clip", opset=13, use_hypothesis=False)
+    results = run_examples(select_examples(options), make_runner(), options)
+    collector_on = []
+    record = json_report.result_record
+    monkeypatch.setattr(json_report, "result_record", lambda r: collector_on.append(gc.isenabled()) or record(r))
+    monkeypatch.setattr(merge, "json", types.SimpleNamespace(loads=lambda text: collector_on.append(gc.isenabled()) or json.loads(text)))
+    doc = json_report.document(results, {}, 0, {})
+    json_report.write(tmp_path / "r.json", doc)
+    assert merge._read(tmp_path / "r.json")["summary"] == doc["summary"]
+    assert len(collector_on) == len(results) + 1 > 100 and not any(collector_on) and gc.isenabled()

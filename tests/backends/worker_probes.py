@@ -1,5 +1,6 @@
 """Targets for worker processes under test: each reports what the worker saw when it started."""
 
+import gc
 import os
 import sys
 import threading
@@ -17,6 +18,7 @@ def what_it_found(connection) -> None:
     linux = sys.platform.startswith("linux")
     connection.send({
         "onnxruntime loaded": "onnxruntime" in sys.modules,
+        "objects left out of cycle collections": gc.get_freeze_count(),
         "preloaded": all(name in sys.modules for name in ("conformance.parallel", "hypothesis", "onnx")),
         "mark": os.environ.get("CONFORM_TEST_MARK"),
         "start method of its own workers": start_method(),
