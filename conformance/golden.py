@@ -142,11 +142,10 @@ def generate(examples: Iterable[Example], options: GenerateOptions) -> dict:
             raise UsageError(f"{options.out / existing[0]} already exists ({len(existing)} tests would be replaced); "
                              "use --force to replace them")
     entries: list[dict] = []
-    planned: list[tuple[dict, dict[str, bytes]]] = []  # the entry and files of the test in hand
+    in_hand = None  # the entry and files of the test being written
     try:
         for example, name in zip(examples, names):
-            planned[:] = [_planned(example, name, options)]
-            entry, files = planned[0]
+            in_hand = entry, files = _planned(example, name, options)
             if files:
                 with writing(options.out / name, "the golden test"):
                     _write_test_dir(options.out, name, files)
@@ -154,7 +153,7 @@ def generate(examples: Iterable[Example], options: GenerateOptions) -> dict:
     except KeyboardInterrupt:
         # Ctrl-C or SIGTERM: the tests written so far stay, and the manifest says how far it got.
         if len(entries) < len(names):
-            _settle_interrupted(options.out, names[len(entries)], planned, entries)
+            _settle_interrupted(options.out, names[len(entries)], in_hand, entries)
     manifest = {
         "tool": {"conform": __version__, "onnx": onnx.__version__, "numpy": np.__version__},
         "seed": options.seed,
@@ -166,12 +165,13 @@ def generate(examples: Iterable[Example], options: GenerateOptions) -> dict:
     return manifest
 
 
-def _settle_interrupted(out: Path, name: str, planned: list, entries: list[dict]) -> None:
+def _settle_interrupted(out: Path, name: str, in_hand: tuple[dict, dict[str, bytes]] | None, entries: list[dict]) -> None:
     """After an interruption while test `name` was in hand: its directory whole, old or new, and
     listed as written when the new one is in place (the signal can come after its rename)."""
     _tidy_interrupted(out, name)
-    if planned and planned[0][0]["name"] == name and planned[0][1] and _holds(out / name, planned[0][1]):
-        entries.append(planned[0][0])
+    entry, files = in_hand or ({}, {})
+    if entry.get("name") == name and files and _holds(out / name, files):
+        entries.append(entry)
 
 
 def _holds(folder: Path, files: dict[str, bytes]) -> bool:
