@@ -37,11 +37,11 @@ from .compare import SKIPPED as SKIPPED_OUTCOME
 from .dtypes import from_numpy
 from .errors import ConformError, UsageError
 from .execute import (DEFAULT_MAX_ELEMENTS, Result, RunOptions, Staged, _output_rank, expected_for, run_staged, selected,
-                      too_large)
+                      selected_versions, too_large)
 from .model import BuiltModel, build
 from .reference import covered_ops, for_op
 from .reference.base import Expected
-from .registry import version_in_force
+from .registry import OpVersion, version_in_force
 from .output import check_folder, write_atomic, writing
 from .runners.base import Runner, RunOutput
 
@@ -323,14 +323,11 @@ def _count(folder: Path, prefix: str, suffix: str = ".pb", folders: bool = False
 
 def example_from_test(test: GoldenTest) -> Example | str:
     """The Example a golden test stores, or the reason it is not one conform can check."""
+    found = _node_and_version(test.model)
+    if isinstance(found, str):
+        return found
+    node, version = found
     graph = test.model.graph
-    if len(graph.node) != 1 or graph.node[0].domain not in ("", "ai.onnx") or graph.node[0].op_type not in covered_ops():
-        return "not a single supported node"
-    node = graph.node[0]
-    opset = next((o.version for o in test.model.opset_import if o.domain in ("", "ai.onnx")), None)
-    if opset is None:
-        return "no default-domain opset import"
-    version = version_in_force(node.op_type, opset)
     values = {i.name: a for i, a in zip(test.fed_inputs, test.inputs)}
     values |= {t.name: numpy_helper.to_array(t) for t in graph.initializer}
     inputs: dict[str, np.ndarray | None] = {}
@@ -345,6 +342,18 @@ def example_from_test(test: GoldenTest) -> Example | str:
     reference = for_op(node.op_type)
     types = _types(version, inputs, attributes, reference.attribute_params)
     return Example(version, test.name, types, inputs, attributes, f"golden:{test.path}", reference.dtype_param)
+
+
+def _node_and_version(model: onnx.ModelProto) -> tuple[onnx.NodeProto, OpVersion] | str:
+    """The model's one node, of an op conform covers, and the op version in force at its opset; or
+    the reason the model is not one conform can check."""
+    graph = model.graph
+    if len(graph.node) != 1 or graph.node[0].domain not in ("", "ai.onnx") or graph.node[0].op_type not in covered_ops():
+        return "not a single supported node"
+    opset = next((o.version for o in model.opset_import if o.domain in ("", "ai.onnx")), None)
+    if opset is None:
+        return "no default-domain opset import"
+    return graph.node[0], version_in_force(graph.node[0].op_type, opset)
 
 
 def _attribute(attribute: onnx.AttributeProto):
@@ -483,11 +492,41 @@ def run_golden(unit: GoldenUnit, runner: Runner, options: RunOptions, on_result:
                on_skipped: Callable[[list[tuple[Path, str]]], None] = lambda skipped: None) -> GoldenRun:
     """Read the unit's stored tests, and run those the options choose (version, dtype, shard, id).
     `on_skipped` hears of the tests skipped once they are read, before any is run."""
-    found, skipped = stored_cases(unit.paths, options.max_elements)
+    paths, passed_over = _of_chosen_versions(unit.paths, options)
+    found, skipped = stored_cases(paths, options.max_elements)
     on_skipped(skipped)
     chosen = {id(e) for e in selected([c.example for c in found], options)}
     cases = [c for c in found if id(c.example) in chosen]
-    return GoldenRun(run_stored(cases, runner, options, on_result), skipped, frozenset(c.example.version.label for c in found))
+    return GoldenRun(run_stored(cases, runner, options, on_result), skipped,
+                     frozenset(c.example.version.label for c in found) | passed_over)
+
+
+def _of_chosen_versions(paths: Iterable[Path], options: RunOptions) -> tuple[list[Path], frozenset[str]]:
+    """The test directories to read whole: all, unless the options name an op; then those whose
+    model holds a chosen op version, or one this cannot tell (reading it whole says why it is
+    skipped or unreadable). The op versions of the others, passed over after their model alone:
+    their data and the reference's outputs would be read and computed for nothing."""
+    if not options.op:
+        return list(paths), frozenset()
+    wanted = {v.label for v in selected_versions(options)}
+    kept, passed_over = [], set()
+    for path in paths:
+        label = _op_version_of(path)
+        if label is None or label in wanted:
+            kept.append(path)
+        else:
+            passed_over.add(label)
+    return kept, frozenset(passed_over)
+
+
+def _op_version_of(path: Path) -> str | None:
+    """The op version a test directory's model holds (`Slice-13`), or None when it holds no single
+    node of a covered op or cannot be read."""
+    try:
+        found = _node_and_version(onnx.load_from_string(_checked_file(path / "model.onnx", path).read_bytes()))
+    except Exception:  # noqa: BLE001 - whatever it is, reading the test whole reports it as before
+        return None
+    return None if isinstance(found, str) else found[1].label
 
 
 def run_stored(cases: list[StoredCase], runner: Runner, options: RunOptions,

@@ -376,6 +376,30 @@ def test_run_from_with_jobs_reads_and_runs_in_workers_and_writes_the_serial_repo
         assert "Traceback" not in refused.stderr and "note:" not in refused.stderr
 
 
+def test_run_from_with_an_op_reads_only_the_models_of_the_other_tests(conform, tmp_path):
+    # Choosing an op version from a large store costs a model read per other test, not its data
+    # and the reference's outputs: an unreadable data file of another op does not stop the run.
+    store, node = tmp_path / "store", tmp_path / "node"
+    for op in ("Clip", "Slice"):
+        conform("generate", "--op", op, "--opset", "13", "--dtype", "float", "--no-hypothesis", "--out", str(store))
+    onnx_node_tests.export(node)
+    alone = conform("run", "--from", str(store), "--from", str(node), "--op", "Clip", "--report-json", str(tmp_path / "a.json"))
+    other = next(p for p in sorted(store.iterdir()) if p.name.startswith("test_slice_13"))
+    (other / "test_data_set_0" / "output_0.pb").write_bytes(b"\xff junk")
+    for jobs in ("1", "2"):
+        chosen = conform("run", "--from", str(store), "--from", str(node), "--op", "Clip", "--jobs", jobs,
+                         "--report-json", str(tmp_path / "b.json"))
+        report = json.loads((tmp_path / "b.json").read_text())
+        assert chosen.code == alone.code and "Traceback" not in chosen.stderr, chosen.stderr
+        assert [r["id"] for r in report["results"]] == [r["id"] for r in json.loads((tmp_path / "a.json").read_text())["results"]]
+        assert {r["op"] for r in report["results"]} == {"Clip"} and len(report["results"]) > 20
+        assert report["skipped"] and all(s["path"].endswith("_expanded") for s in report["skipped"])  # still read, and said why
+    refused = conform("run", "--from", str(store), "--op", "Slice")  # the unreadable test is chosen now
+    assert refused.code == 2 and f"{other / 'test_data_set_0' / 'output_0.pb'}: not a readable TensorProto" in refused.stderr
+    nothing = conform("run", "--from", str(store), "--op", "Clip", "--opset", "11")
+    assert nothing.code == 2 and "Clip-13" in nothing.stderr and "Slice-13" in nothing.stderr
+
+
 def test_run_from_usage_errors_are_exit_2(conform, tmp_path):
     out = tmp_path / "golden"
     conform("generate", "--op", "Slice", "--opset", "13", "--dtype", "float", "--no-hypothesis", "--out", str(out))
