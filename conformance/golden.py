@@ -289,14 +289,19 @@ def _load_tensor(path: Path) -> np.ndarray:
         raise GoldenError(f"{path}: not a readable TensorProto ({type(error).__name__}: {error})") from None
 
 
-def read_tests(path: Path) -> list[GoldenTest]:
-    """Every data set of a test directory (test_data_set_0, _1, ...), each with the model."""
-    model_file = _checked_file(path / "model.onnx", path)
-    data = model_file.read_bytes()
+def _read_model(path: Path) -> tuple[onnx.ModelProto, bytes]:
+    """A test directory's model, parsed, and its bytes; a GoldenError naming the file when it
+    cannot be read."""
+    data = _checked_file(path / "model.onnx", path).read_bytes()
     try:
-        model = onnx.load_from_string(data)
+        return onnx.load_from_string(data), data
     except Exception as error:  # protobuf errors have no common base worth naming
         raise GoldenError(f"{path / 'model.onnx'}: not a readable model ({type(error).__name__}: {error})") from None
+
+
+def read_tests(path: Path) -> list[GoldenTest]:
+    """Every data set of a test directory (test_data_set_0, _1, ...), each with the model."""
+    model, data = _read_model(path)
     tests = []
     for index in range(_count(path, DATA_SET_PREFIX, suffix="", folders=True)):
         folder = _refuse_link_out(path / f"{DATA_SET_PREFIX}{index}", path)
@@ -523,7 +528,7 @@ def _op_version_of(path: Path) -> str | None:
     """The op version a test directory's model holds (`Slice-13`), or None when it holds no single
     node of a covered op or cannot be read."""
     try:
-        found = _node_and_version(onnx.load_from_string(_checked_file(path / "model.onnx", path).read_bytes()))
+        found = _node_and_version(_read_model(path)[0])
     except Exception:  # noqa: BLE001 - whatever it is, reading the test whole reports it as before
         return None
     return None if isinstance(found, str) else found[1].label
