@@ -117,7 +117,8 @@ def settle_imports() -> None:
     The modules a run imports (numpy, onnx, hypothesis, typer, rich...) are ~45,000-52,000 objects
     that live until the process ends, and each collection of the oldest generation walked them
     all again as a run's results piled up; in a forked worker the walk also wrote to the pages it
-    shares with the fork server. Python's documentation advises this before a fork.
+    shares with the fork server. (Python's documentation suggests freezing in the parent before a
+    fork; the fork server is multiprocessing's, so each worker freezes first thing instead.)
     """
     gc.freeze()
 
