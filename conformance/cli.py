@@ -416,20 +416,24 @@ def verify_command(
     report_json: Optional[Path] = REPORT_JSON,
     strict_zero: bool = typer.Option(False, "--strict-zero", help="Tell +0.0 from -0.0."),
     max_elements: int = MAX_ELEMENTS,
+    jobs: Optional[int] = typer.Option(None, "--jobs", min=1, help="Worker processes (default, for folders big enough: one per core; 1: none)."),
 ) -> None:
     """Check stored golden outputs against conform's reference."""
-    from .golden import agreeing, test_dirs, verify_dir
+    from .golden import GoldenUnit, agreeing, golden_units, verify_unit
 
     path = report_json or DEFAULT_REPORT_DIR / "verify.json"
     _check_writable((path, "the JSON report"))
+    options = RunOptions(op="", strict_zero=strict_zero, max_elements=max_elements)
+    units = golden_units(paths, verify=True)
+    workers = worker_count(jobs, len(units))
     results, skipped = [], []
     with _interruptible() as interrupted:
-        for test_dir in test_dirs(paths):
-            found = verify_dir(test_dir, strict_zero, max_elements)
-            if isinstance(found, tuple):
-                skipped.append(found)
-            else:
-                results += found
+        if workers == 1:
+            verify_unit(GoldenUnit(tuple(p for unit in units for p in unit.paths), verify=True), options,
+                        results.append, skipped.extend)
+        else:  # no runtime runs: the pool's runner is never asked, and nothing needs watching
+            with WorkerPool.for_units(units, workers, options, RunnerSpec(), False, TIMEOUT.default, _note) as pool:
+                pool.run_golden(units, results.append, skipped.extend)
     if not results and not interrupted:
         first, why = skipped[0]
         raise UsageError(f"nothing to verify under {', '.join(map(str, paths))}: all {len(skipped)} tests found were "

@@ -430,6 +430,24 @@ def verify_dir(path: Path, strict_zero: bool = False, max_elements: int = DEFAUL
     return results
 
 
+def verify_unit(unit: GoldenUnit, options: RunOptions, on_result: Callable[[Result], None] = lambda r: None,
+                on_skipped: Callable[[list[tuple[Path, str]]], None] = lambda skipped: None) -> GoldenRun:
+    """`conform verify` of the unit's test directories, under the options' `strict_zero` and
+    `max_elements`: a verdict for each stored data set, and the tests skipped, with why. Each
+    verdict and each skipped test is heard as it comes."""
+    results, skipped = [], []
+    for path in unit.paths:
+        found = verify_dir(path, options.strict_zero, options.max_elements)
+        if isinstance(found, tuple):
+            skipped.append(found)
+            on_skipped([found])
+            continue
+        results += found
+        for result in found:
+            on_result(result)
+    return GoldenRun(results, skipped, frozenset())
+
+
 @dataclass(frozen=True, eq=False)
 class StoredCase:
     """A golden test ready to run as stored: its Example, expectation and model with its feeds, or
@@ -462,19 +480,20 @@ GOLDEN_CHUNK = 64
 
 @dataclass(frozen=True)
 class GoldenUnit:
-    """Stored test directories that can be read and run on their own: a worker's share of a
-    `run --from`, or all of a serial one."""
+    """Stored test directories that can be read and run (or, with `verify`, checked against the
+    reference) on their own: a worker's share of a `run --from` or a `verify`, or all of a serial one."""
 
     paths: tuple[Path, ...]
+    verify: bool = False
 
     def describe(self) -> str:
         return f"{len(self.paths)} golden test directories from {self.paths[0]}"
 
 
-def golden_units(paths: Iterable[Path]) -> list[GoldenUnit]:
+def golden_units(paths: Iterable[Path], verify: bool = False) -> list[GoldenUnit]:
     """The test directories under `paths`, in order, GOLDEN_CHUNK to a unit."""
     found = test_dirs(paths)
-    return [GoldenUnit(tuple(found[i:i + GOLDEN_CHUNK])) for i in range(0, len(found), GOLDEN_CHUNK)]
+    return [GoldenUnit(tuple(found[i:i + GOLDEN_CHUNK]), verify) for i in range(0, len(found), GOLDEN_CHUNK)]
 
 
 @dataclass(frozen=True, eq=False)

@@ -1,8 +1,8 @@
 """`--jobs N`: a run's work units drawn and run in N worker processes, results in plan order.
 
 A unit is a chunk of YAML cases or one hypothesis group (op version x type binding), which draws
-its cases from its own seed, or a chunk of stored test directories (`run --from`), which a worker
-reads and runs; so what a unit produces does not depend on which worker runs it or when: the
+its cases from its own seed, or a chunk of stored test directories, which a worker reads and runs
+(`run --from`) or checks against the reference (`verify`); so what a unit produces does not depend on which worker runs it or when: the
 results are the same, in the same order, for any N. A ConformError raised in a worker (unreadable
 golden data, say) is sent back and raised in the main process when its unit's turn comes, as a
 serial run would raise it.
@@ -45,7 +45,7 @@ from typing import Any, Callable, Iterator
 from .execute import (Minimal, Result, RunOptions, ShrinkTask, WorkUnit, check_selection, examples_of,
                       merge_parts, minimal_case, run_examples)
 from .errors import ConformError
-from .golden import GoldenRun, GoldenUnit, run_golden
+from .golden import GoldenRun, GoldenUnit, run_golden, verify_unit
 from .runners import Runner, RunnerSpec
 from .runners.isolated import IsolatedRunner
 from .runners.isolated import death as _death
@@ -124,8 +124,8 @@ class WorkerPool:
 
     def run_golden(self, units: list[GoldenUnit], on_result: Callable[[Result], None] = lambda r: None,
                    on_skipped: Callable[[list], None] = lambda skipped: None) -> GoldenRun:
-        """Every unit of stored tests read and run, joined in plan order; `on_result` hears each
-        result, and `on_skipped` each unit's skipped tests, as the unit is handed out."""
+        """Every unit of stored tests read and run (or verified), joined in plan order; `on_result`
+        hears each result, and `on_skipped` each unit's skipped tests, as the unit is handed out."""
 
         def hand_out(run: GoldenRun) -> None:
             on_skipped(run.skipped)
@@ -188,11 +188,11 @@ def _parts(task: Task, count: int) -> list[Task]:
 
 
 def _perform(task: Task, runner: Runner, options: RunOptions):
-    """A unit's results, a failing group's minimal case, or what stored tests gave."""
+    """A unit's results, a failing group's minimal case, or what stored tests gave (run, or verified)."""
     if isinstance(task, ShrinkTask):
         return minimal_case(task, runner, options)
     if isinstance(task, GoldenUnit):
-        return run_golden(task, runner, options)
+        return verify_unit(task, options) if task.verify else run_golden(task, runner, options)
     return run_examples(examples_of(task, options), runner, options)
 
 

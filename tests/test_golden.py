@@ -376,6 +376,57 @@ def test_run_from_with_jobs_reads_and_runs_in_workers_and_writes_the_serial_repo
         assert "Traceback" not in refused.stderr and "note:" not in refused.stderr
 
 
+def test_verify_with_jobs_checks_in_workers_and_writes_the_serial_report(conform, tmp_path):
+    # Stored outputs are checked in worker processes, GOLDEN_CHUNK directories to a unit: the same
+    # verdicts, skipped tests and report, byte for byte, as one process.
+    out, node = tmp_path / "golden", tmp_path / "node"
+    conform("generate", "--op", "Slice", "--opset", "13", "--dtype", "float", "--no-hypothesis", "--out", str(out))
+    onnx_node_tests.export(node)  # onnx's own tests too, the expanded ones skipped
+    assert len(golden.golden_units([out, node])) >= 3
+    victim = out / "test_slice_13_negative_start_float_int64" / "test_data_set_0" / "output_0.pb"
+    data = bytearray(victim.read_bytes())
+    data[-1] ^= 0x01
+    victim.write_bytes(bytes(data))
+    serial = conform("verify", str(out), str(node), "--jobs", "1", "--report-json", str(tmp_path / "one.json"))
+    parallel = conform("verify", str(out), str(node), "--jobs", "2", "--report-json", str(tmp_path / "two.json"))
+    assert serial.code == parallel.code == 1, parallel.stderr
+    assert (tmp_path / "one.json").read_bytes() == (tmp_path / "two.json").read_bytes()
+    report = json.loads((tmp_path / "two.json").read_text())
+    assert [r["case"] for r in report["results"] if r["outcome"] == "fail"] == ["test_slice_13_negative_start_float_int64"]
+    assert report["skipped"] and len(report["results"]) > golden.GOLDEN_CHUNK
+    # Unreadable data found by a worker is the one clear message a serial verify gives.
+    corrupt = sorted(out.iterdir())[-1] / "test_data_set_0" / "output_0.pb"
+    corrupt.write_bytes(b"\xff junk")
+    for jobs in ("1", "2"):
+        refused = conform("verify", str(out), "--jobs", jobs, "--report-json", str(tmp_path / "v.json"))
+        assert refused.code == 2 and f"{corrupt}: not a readable TensorProto" in refused.stderr, jobs
+        assert "Traceback" not in refused.stderr
+
+
+def test_a_verify_pool_checks_the_units_in_its_workers(tmp_path, monkeypatch):
+    from conformance.parallel import WorkerPool
+    from conformance.runners import RunnerSpec
+
+    out = tmp_path / "golden"
+    golden.generate(select_examples(RunOptions(op="Slice", opset=13, dtypes=("float", "int8"), use_hypothesis=False)),
+                    golden.GenerateOptions(out))
+    units = golden.golden_units([out], verify=True)
+    options = RunOptions(op="")
+    serial = golden.verify_unit(golden.GoldenUnit(tuple(p for u in units for p in u.paths), verify=True), options)
+
+    def not_here(*args, **kwargs):
+        raise AssertionError("verified in the main process")
+
+    monkeypatch.setattr(golden, "verify_dir", not_here)
+    heard = []
+    with WorkerPool.for_units(units, 2, options, RunnerSpec(), False, 10.0) as pool:
+        pooled = pool.run_golden(units, heard.append)
+    assert len(units) >= 2 and len(serial.results) > golden.GOLDEN_CHUNK
+    assert [(r.example.id, r.outcome, r.replay) for r in pooled.results] == [(r.example.id, r.outcome, r.replay) for r in serial.results]
+    assert [r.example.id for r in heard] == [r.example.id for r in serial.results]
+    assert all(r.outcome == "pass" and r.replay.startswith("conform verify ") for r in pooled.results)
+
+
 def test_run_from_with_an_op_reads_only_the_models_of_the_other_tests(conform, tmp_path):
     # Choosing an op version from a large store costs a model read per other test, not its data
     # and the reference's outputs: an unreadable data file of another op does not stop the run.
