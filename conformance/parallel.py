@@ -39,6 +39,7 @@ import os
 import time
 from collections import deque
 from dataclasses import dataclass
+from functools import cached_property
 from multiprocessing.connection import Connection, wait
 from typing import Any, Callable, Iterator
 
@@ -223,7 +224,7 @@ def _serve(spec: RunnerSpec, options: RunOptions, timeout: float, careful: bool,
         # restart costs ~0.01 s instead of a spawned interpreter's ~0.5 s.
         start_own_server()
     # A careful worker's isolated runner is not watched: its own timeout stops a call that hangs.
-    runner = IsolatedRunner(spec, timeout) if careful else _Watched(spec.make(), running_since)
+    runner = IsolatedRunner(spec, timeout) if careful else _Watched(spec, running_since)
     serve(connection, lambda request: (request[0], _answer(request[1], runner, options)))
     if careful:
         runner.close()
@@ -234,11 +235,21 @@ def _serve(spec: RunnerSpec, options: RunOptions, timeout: float, careful: bool,
 
 class _Watched:
     """A worker's runner, telling the pool through `running_since` (shared memory) when the runtime
-    call it is in began (time.monotonic, the same clock in every process), 0.0 between calls."""
+    call it is in began (time.monotonic, the same clock in every process), 0.0 between calls.
 
-    def __init__(self, runner: Runner, running_since) -> None:
-        self._runner, self._since = runner, running_since
-        self.name = runner.name
+    The runner is made when first asked for: a worker that only verifies stored outputs never
+    imports the runtime."""
+
+    def __init__(self, spec: RunnerSpec, running_since) -> None:
+        self._spec, self._since = spec, running_since
+
+    @cached_property
+    def _runner(self) -> Runner:
+        return self._spec.make()
+
+    @property
+    def name(self) -> str:
+        return self._runner.name
 
     def describe(self) -> dict:
         return self._runner.describe()
@@ -247,9 +258,10 @@ class _Watched:
         return self._runner.replay_options()
 
     def run(self, built):
+        runner = self._runner  # made before the watch starts: importing a runtime is no call to time
         self._since.value = time.monotonic()
         try:
-            return self._runner.run(built)
+            return runner.run(built)
         finally:
             self._since.value = 0.0
 

@@ -79,14 +79,24 @@ def test_a_watched_runner_shows_when_its_call_began_and_clears_it_after():
                 raise RuntimeError("boom")
             return "output"
 
+    class Spec:
+        made = 0
+
+        def make(self):
+            Spec.made += 1
+            Spec.watched_while_made = since.value
+            return Runner()
+
     since = multiprocessing.get_context().RawValue("d", 0.0)
-    watched = _Watched(Runner(), since)
+    watched = _Watched(Spec(), since)
+    assert Spec.made == 0  # made when first asked for: a worker that only verifies never imports the runtime
     before = time.monotonic()
     assert watched.run("model") == "output"
     assert since.value == 0.0 and before <= Runner.seen[0] <= time.monotonic()
     with pytest.raises(RuntimeError):
         watched.run("raise")
-    assert since.value == 0.0 and Runner.seen[1] >= Runner.seen[0]
+    assert since.value == 0.0 and Runner.seen[1] >= Runner.seen[0] and Spec.made == 1 and watched.name == "fake"
+    assert Spec.watched_while_made == 0.0  # a runtime's import is not a call that can time out
 
 
 def test_jobs_default_to_the_cores_only_for_runs_with_enough_units():
