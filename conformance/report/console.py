@@ -23,7 +23,8 @@ def summary_table(results) -> Table:
     table.add_column("op")
     table.add_column("version", justify="right")
     table.add_column("dtype")
-    shown = [o for o in OUTCOMES if any(r.outcome == o for r in results)] or [PASS]
+    present = {r.outcome for r in results}
+    shown = [o for o in OUTCOMES if o in present] or [PASS]
     for outcome in shown:
         table.add_column(outcome, justify="right", style=STYLES[outcome])
     groups: dict[tuple, Counter] = defaultdict(Counter)
