@@ -79,11 +79,14 @@ class Example:
     @cached_property
     def id(self) -> str:
         """Stable id: op-version/case/dtype[/other bindings]; what `--case` selects."""
-        extra = [self.types[p] for p in sorted(self.types) if p != self.dtype_param and self._varies(p)]
-        return "/".join([self.version.label, self.name, self.dtype, *extra])
+        return case_id(self.version, self.name, self.types, self.dtype_param)
 
-    def _varies(self, type_param: str) -> bool:
-        return len(self.version.allowed(type_param)) > 1
+
+def case_id(version: OpVersion, name: str, types: dict[str, str], dtype_param: str) -> str:
+    """An Example's id from what it is made of: op-version/case/dtype, then the other type
+    parameters' dtypes, those the version lets vary, by name."""
+    extra = [types[p] for p in sorted(types) if p != dtype_param and len(version.allowed(p)) > 1]
+    return "/".join([version.label, name, types[dtype_param], *extra])
 
 
 def stable_seed(*parts: object) -> int:

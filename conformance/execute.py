@@ -157,15 +157,22 @@ def merge_parts(answers: list[list[Result]], options: RunOptions) -> list[Result
 
 def selected(examples: list[Example], options: RunOptions) -> list[Example]:
     """The examples the options choose: op (when named) and version, dtype, shard and id."""
+    return list(filter(chooser(options), examples))
+
+
+def chooser(options: RunOptions) -> Callable[[Any], bool]:
+    """Whether the options choose a case, given anything with an Example's `version`, `dtype` and
+    `id` (a stored test can tell them from its model before its data is read)."""
     versions_wanted = {v.since_version for v in selected_versions(options)} if options.op else None
     index, count = options.shard
-    return [
-        e for e in examples
-        if (versions_wanted is None or (e.op == options.op and e.version.since_version in versions_wanted))
-        and (not options.dtypes or e.dtype in options.dtypes)
-        and (count == 1 or in_shard(e.id, index, count))
-        and (not options.case_ids or e.id in options.case_ids)
-    ]
+
+    def chooses(case) -> bool:
+        return ((versions_wanted is None or (case.version.op == options.op and case.version.since_version in versions_wanted))
+                and (not options.dtypes or case.dtype in options.dtypes)
+                and (count == 1 or in_shard(case.id, index, count))
+                and (not options.case_ids or case.id in options.case_ids))
+
+    return chooses
 
 
 def check_case_ids_found(examples, options: RunOptions) -> None:

@@ -31,13 +31,13 @@ import onnx
 from onnx import numpy_helper
 
 from . import __version__
-from .case import Example
+from .case import Example, case_id
 from .compare import AMBIGUOUS, PASS, Verdict, judge
 from .compare import SKIPPED as SKIPPED_OUTCOME
-from .dtypes import from_numpy
+from .dtypes import from_elem_type, from_numpy
 from .errors import ConformError, UsageError
 from .execute import (DEFAULT_MAX_ELEMENTS, Result, RunOptions, Staged, _output_rank, expected_for, run_staged, selected,
-                      selected_versions, too_large)
+                      chooser, too_large)
 from .model import BuiltModel, build
 from .reference import covered_ops, for_op
 from .reference.base import Expected
@@ -221,14 +221,18 @@ class GoldenTest:
 
     @property
     def name(self) -> str:
-        """The directory's name, and the data set's number after the first."""
-        return self.path.name if self.data_set == 0 else f"{self.path.name}.set{self.data_set}"
+        return data_set_name(self.path, self.data_set)
 
     @property
     def fed_inputs(self) -> list[onnx.ValueInfoProto]:
         """The graph inputs the test data feeds (those without an initializer), in order."""
         initialized = {t.name for t in self.model.graph.initializer}
         return [i for i in self.model.graph.input if i.name not in initialized]
+
+
+def data_set_name(path: Path, data_set: int) -> str:
+    """A stored test's case name: the directory's name, and the data set's number after the first."""
+    return path.name if data_set == 0 else f"{path.name}.set{data_set}"
 
 
 def test_dirs(paths: Iterable[Path]) -> list[Path]:
@@ -310,10 +314,29 @@ def read_tests(path: Path) -> list[GoldenTest]:
         test = GoldenTest(path, model, data, index, inputs, outputs)
         if len(inputs) != len(test.fed_inputs):
             raise GoldenError(f"{folder}: {len(inputs)} input files for {len(test.fed_inputs)} graph inputs")
+        _check_declared_types(test, folder)
         tests.append(test)
     if not tests:
         raise GoldenError(f"{path / DATA_SET}: missing")
     return tests
+
+
+def _check_declared_types(test: GoldenTest, folder: Path) -> None:
+    """Each input file holds the type its graph input declares (when it declares one): what the
+    test is, and which shard or dtype it belongs to, is told from the model before its data is read."""
+    for index, (value_info, array) in enumerate(zip(test.fed_inputs, test.inputs)):
+        declared = value_info.type.tensor_type.elem_type
+        held = from_numpy(array.dtype)
+        if declared and held.elem_type != declared:
+            raise GoldenError(f"{folder / f'input_{index}.pb'}: holds {held.name}, but the model declares its input "
+                              f"'{value_info.name}' as {_type_name(declared)}")
+
+
+def _type_name(elem_type: int) -> str:
+    try:
+        return from_elem_type(elem_type).name
+    except (ConformError, ValueError):  # a number no onnx type has
+        return f"element type {elem_type}"
 
 
 def _count(folder: Path, prefix: str, suffix: str = ".pb", folders: bool = False) -> int:
@@ -345,7 +368,9 @@ def example_from_test(test: GoldenTest) -> Example | str:
         raise GoldenError(f"{test.path}: the node lacks its required input(s) {', '.join(missing)}")
     attributes = {a.name: _attribute(a) for a in node.attribute}
     reference = for_op(node.op_type)
-    types = _types(version, inputs, attributes, reference.attribute_params)
+    types = _types(version, {name: from_numpy(a.dtype).name for name, a in inputs.items() if a is not None},
+                   {name: from_numpy(v.dtype).name for name, v in attributes.items() if isinstance(v, np.ndarray)},
+                   reference.attribute_params)
     return Example(version, test.name, types, inputs, attributes, f"golden:{test.path}", reference.dtype_param)
 
 
@@ -372,15 +397,17 @@ def _attribute(attribute: onnx.AttributeProto):
     return value
 
 
-def _types(version, inputs, attributes, attribute_params) -> dict[str, str]:
+def _types(version: OpVersion, input_dtypes: dict[str, str], attribute_dtypes: dict[str, str],
+           attribute_params: dict[str, str]) -> dict[str, str]:
+    """The type binding of a stored node: each type parameter's dtype from the first formal input
+    that has one, then from the attributes that carry one (a tensor's dtype; float for any other
+    value, or none)."""
     types: dict[str, str] = {}
     for formal in version.inputs:
-        array = inputs.get(formal.name)
-        if array is not None:
-            types.setdefault(formal.type_param, from_numpy(array.dtype).name)
+        if formal.name in input_dtypes:
+            types.setdefault(formal.type_param, input_dtypes[formal.name])
     for name, param in attribute_params.items():
-        value = attributes.get(name)
-        types.setdefault(param, from_numpy(value.dtype).name if isinstance(value, np.ndarray) else "float")
+        types.setdefault(param, attribute_dtypes.get(name, "float"))
     return types
 
 
@@ -516,7 +543,7 @@ def run_golden(unit: GoldenUnit, runner: Runner, options: RunOptions, on_result:
                on_skipped: Callable[[list[tuple[Path, str]]], None] = lambda skipped: None) -> GoldenRun:
     """Read the unit's stored tests, and run those the options choose (version, dtype, shard, id).
     `on_skipped` hears of the tests skipped once they are read, before any is run."""
-    paths, passed_over = _of_chosen_versions(unit.paths, options)
+    paths, passed_over = _chosen_paths(unit.paths, options)
     found, skipped = stored_cases(paths, options.max_elements)
     on_skipped(skipped)
     chosen = {id(e) for e in selected([c.example for c in found], options)}
@@ -525,32 +552,66 @@ def run_golden(unit: GoldenUnit, runner: Runner, options: RunOptions, on_result:
                      frozenset(c.example.version.label for c in found) | passed_over)
 
 
-def _of_chosen_versions(paths: Iterable[Path], options: RunOptions) -> tuple[list[Path], frozenset[str]]:
-    """The test directories to read whole: all, unless the options name an op; then those whose
-    model holds a chosen op version, or one this cannot tell (reading it whole says why it is
-    skipped or unreadable). The op versions of the others, passed over after their model alone:
-    their data and the reference's outputs would be read and computed for nothing."""
-    if not options.op:
+def _chosen_paths(paths: Iterable[Path], options: RunOptions) -> tuple[list[Path], frozenset[str]]:
+    """The test directories to read whole: all, unless the options choose among the tests (an op,
+    a dtype, a shard or ids); then those with a data set the options choose, as their model
+    declares it, or whose model cannot tell (reading it whole says why it is skipped or
+    unreadable). The op versions of the others, passed over after their model alone: their data
+    and the reference's outputs would be read and computed for nothing."""
+    if not (options.op or options.dtypes or options.case_ids or options.shard[1] > 1):
         return list(paths), frozenset()
-    wanted = {v.label for v in selected_versions(options)}
+    chooses = chooser(options)
     kept, passed_over = [], set()
     for path in paths:
-        label = _op_version_of(path)
-        if label is None or label in wanted:
+        declared = _declared_data_sets(path)
+        if declared is None or any(map(chooses, declared)):
             kept.append(path)
         else:
-            passed_over.add(label)
+            passed_over.add(declared[0].version.label)
     return kept, frozenset(passed_over)
 
 
-def _op_version_of(path: Path) -> str | None:
-    """The op version a test directory's model holds (`Slice-13`), or None when it holds no single
-    node of a covered op or cannot be read."""
+@dataclass(frozen=True)
+class _Declared:
+    """One data set of a stored test as its model declares it, before its data is read: what
+    `chooser` asks of a case. Its data is checked to be what the model declares when it is read
+    (`_check_declared_types`), so the case read has the same id."""
+
+    version: OpVersion
+    dtype: str
+    id: str
+
+
+def _declared_data_sets(path: Path) -> list[_Declared] | None:
+    """Each data set of a test directory as its model declares it; None when the model cannot tell
+    (not a single node of a covered op, an input of no declared type, unreadable)."""
     try:
-        found = _node_and_version(_read_model(path)[0])
+        model = _read_model(path)[0]
+        found = _node_and_version(model)
+        if isinstance(found, str):
+            return None
+        node, version = found
+        types = _declared_types(model, node, version)
+        data_sets = _count(path, DATA_SET_PREFIX, suffix="", folders=True)
     except Exception:  # noqa: BLE001 - whatever it is, reading the test whole reports it as before
         return None
-    return None if isinstance(found, str) else found[1].label
+    if types is None or not data_sets:
+        return None
+    dtype_param = for_op(version.op).dtype_param
+    return [_Declared(version, types[dtype_param], case_id(version, data_set_name(path, index), types, dtype_param))
+            for index in range(data_sets)]
+
+
+def _declared_types(model: onnx.ModelProto, node: onnx.NodeProto, version: OpVersion) -> dict[str, str] | None:
+    """The node's type binding from the types its model declares; None when an input declares none."""
+    graph = model.graph
+    declared = {i.name: i.type.tensor_type.elem_type for i in graph.input} | {t.name: t.data_type for t in graph.initializer}
+    inputs = {formal.name: declared.get(name) for formal, name in zip(version.inputs, node.input) if name}
+    if not all(inputs.values()):
+        return None
+    tensors = {a.name: a.t.data_type for a in node.attribute if a.type == onnx.AttributeProto.TENSOR}
+    return _types(version, {name: from_elem_type(t).name for name, t in inputs.items()},
+                  {name: from_elem_type(t).name for name, t in tensors.items()}, for_op(version.op).attribute_params)
 
 
 def run_stored(cases: list[StoredCase], runner: Runner, options: RunOptions,

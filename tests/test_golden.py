@@ -451,6 +451,73 @@ def test_run_from_with_an_op_reads_only_the_models_of_the_other_tests(conform, t
     assert nothing.code == 2 and "Clip-13" in nothing.stderr and "Slice-13" in nothing.stderr
 
 
+def test_run_from_with_a_shard_or_dtype_reads_only_the_data_of_the_tests_it_chooses(conform, tmp_path):
+    # Which shard and dtype a stored test belongs to is told from its model: each shard reads the
+    # data of its own tests only, and the shards still split the store exactly.
+    store, node = tmp_path / "store", tmp_path / "node"
+    conform("generate", "--op", "Slice", "--opset", "13", "--dtype", "float", "--dtype", "int8", "--no-hypothesis",
+            "--out", str(store))
+    onnx_node_tests.export(node)
+    sources = ("--from", str(store), "--from", str(node))
+    whole = conform("run", *sources, "--report-json", str(tmp_path / "whole.json"))
+    results = json.loads((tmp_path / "whole.json").read_text())["results"]
+    shards = []
+    for k in (1, 2, 3):
+        conform("run", *sources, "--shard", f"{k}/3", "--jobs", "2", "--report-json", str(tmp_path / f"{k}.json"))
+        shards.append(json.loads((tmp_path / f"{k}.json").read_text()))
+    ids = [r["id"] for shard in shards for r in shard["results"]]
+    assert sorted(ids) == sorted(r["id"] for r in results) and all(shard["results"] for shard in shards)
+    assert all(shard["skipped"] == json.loads((tmp_path / "whole.json").read_text())["skipped"] for shard in shards)
+    # A test of shard 2 with unreadable data stops shard 2 only; an int8 test's stops only --dtype int8.
+    victim = next(r for r in shards[1]["results"] if r["dtype"] == "int8" and "golden:" + str(store) in r["source"])
+    output = Path(victim["source"].removeprefix("golden:")) / "test_data_set_0" / "output_0.pb"
+    output.write_bytes(b"\xff junk")
+    for k, jobs in ((1, "1"), (3, "2")):
+        other = conform("run", *sources, "--shard", f"{k}/3", "--jobs", jobs, "--report-json", str(tmp_path / "again.json"))
+        assert other.code == whole.code and "Traceback" not in other.stderr, other.stderr
+        again = json.loads((tmp_path / "again.json").read_text())["results"]
+        assert [(r["id"], r["outcome"]) for r in again] == [(r["id"], r["outcome"]) for r in shards[k - 1]["results"]]
+    refused = conform("run", *sources, "--shard", "2/3")
+    assert refused.code == 2 and f"{output}: not a readable TensorProto" in refused.stderr
+    floats = conform("run", *sources, "--dtype", "float", "--report-json", str(tmp_path / "float.json"))
+    assert floats.code == whole.code and {r["dtype"] for r in json.loads((tmp_path / "float.json").read_text())["results"]} == {"float"}
+    assert conform("run", *sources, "--dtype", "int8").code == 2
+
+
+def test_a_stored_input_of_another_type_than_its_model_declares_is_refused(conform, tmp_path):
+    # The test's type, and so its id and shard, is read from the model before its data: data that
+    # says otherwise is a broken test, named, not a test filed under the wrong id.
+    out = tmp_path / "golden"
+    conform("generate", "--op", "Slice", "--opset", "13", "--dtype", "float", "--no-hypothesis", "--out", str(out))
+    test = out / "test_slice_13_negative_start_float_int64"
+    data = test / "test_data_set_0" / "input_0.pb"
+    data.write_bytes(numpy_helper.from_array(numpy_helper.to_array(onnx.load_tensor(str(data))).astype(np.float64)).SerializeToString())
+    for command in (("run", "--from"), ("verify",)):
+        refused = conform(*command, str(test))
+        assert refused.code == 2 and "Traceback" not in refused.stderr, refused.stderr
+        said = " ".join(refused.stderr.split())  # the console wraps long lines
+        assert f"{data}: holds double, but the model declares its input 'data' as float" in said
+
+
+def test_what_a_stored_model_declares_is_what_its_test_reads_as(conform, tmp_path):
+    # Every op, version and dtype conform writes, and onnx's own node tests: the op version, dtype
+    # and id told from the model are those of the test read whole (or the model cannot tell).
+    store, node = tmp_path / "store", tmp_path / "node"
+    for op in ("Clip", "ConstantOfShape", "Slice"):
+        conform("generate", "--op", op, "--examples", "2", "--out", str(store), "--force")
+    onnx_node_tests.export(node)
+    told = 0
+    for path in golden.test_dirs([store, node]):
+        declared = golden._declared_data_sets(path)
+        cases, skipped = golden.stored_cases([path])
+        if declared is None:
+            assert skipped and not cases, path
+            continue
+        told += 1
+        assert [(d.version, d.dtype, d.id) for d in declared] == [(c.example.version, c.example.dtype, c.example.id) for c in cases]
+    assert told > 300
+
+
 def test_run_from_usage_errors_are_exit_2(conform, tmp_path):
     out = tmp_path / "golden"
     conform("generate", "--op", "Slice", "--opset", "13", "--dtype", "float", "--no-hypothesis", "--out", str(out))
