@@ -518,6 +518,25 @@ def test_what_a_stored_model_declares_is_what_its_test_reads_as(conform, tmp_pat
     assert told > 300
 
 
+def test_an_empty_shard_of_stored_tests_is_no_error_and_the_shards_merge_whole(conform, tmp_path):
+    # As for generated cases: one test split eight ways leaves seven shards empty, each a complete
+    # report of nothing (exit 0), and the merged report holds the test once.
+    out = tmp_path / "golden"
+    conform("generate", "--op", "Slice", "--opset", "13", "--dtype", "float", "--no-hypothesis", "--out", str(out))
+    test = out / "test_slice_13_negative_start_float_int64"
+    codes, reports = [], []
+    for k in range(1, 9):
+        reports.append(tmp_path / f"shard{k}.json")
+        result = conform("run", "--from", str(test), "--shard", f"{k}/8", "--report-json", str(reports[-1]))
+        codes.append(result.code)
+        assert "Traceback" not in result.stderr and "no golden test to run" not in result.stderr, result.stderr
+    sizes = [len(json.loads(r.read_text())["results"]) for r in reports]
+    assert sorted(sizes) == [0] * 7 + [1] and codes == [0] * 8
+    merged = conform("merge", *map(str, reports), "--report-json", str(tmp_path / "all.json"))
+    doc = json.loads((tmp_path / "all.json").read_text())
+    assert merged.code == 0 and [r["case"] for r in doc["results"]] == [test.name] and doc["complete"] is True
+
+
 def test_run_from_usage_errors_are_exit_2(conform, tmp_path):
     out = tmp_path / "golden"
     conform("generate", "--op", "Slice", "--opset", "13", "--dtype", "float", "--no-hypothesis", "--out", str(out))
