@@ -429,13 +429,16 @@ def verify_command(
     units = golden_units(paths, verify=True)
     workers = worker_count(jobs, len(units))
     results, skipped = [], []
+    total = sum(len(unit.paths) for unit in units)  # each test is verified or skipped
     with _interruptible() as interrupted:
         if workers == 1:
-            verify_unit(GoldenUnit(tuple(p for unit in units for p in unit.paths), verify=True), options,
-                        results.append, skipped.extend)
+            everything = GoldenUnit(tuple(p for unit in units for p in unit.paths), verify=True)
+            _with_progress("verify", total, results.append,
+                           lambda advance, skip: verify_unit(everything, options, advance, skip), skipped.extend)
         else:  # no runtime runs: the pool's runner is never asked, and nothing needs watching
             with WorkerPool.for_units(units, workers, options, RunnerSpec(), False, TIMEOUT.default, _note) as pool:
-                pool.run_golden(units, results.append, skipped.extend)
+                _with_progress(f"verify ({workers} jobs)", total, results.append,
+                               lambda advance, skip: pool.run_golden(units, advance, skip), skipped.extend)
     if not results and not interrupted:
         first, why = skipped[0]
         raise UsageError(f"nothing to verify under {', '.join(map(str, paths))}: all {len(skipped)} tests found were "

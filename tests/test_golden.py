@@ -345,6 +345,18 @@ def test_run_from_progress_counts_every_stored_test_run_or_skipped(conform, conf
     assert drawn.counts("golden tests")[-1] == (len(chosen["results"]) + len(chosen["skipped"]), "?")
 
 
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_verify_progress_counts_every_stored_test_verified_or_skipped(conform, conform_on_a_terminal, tmp_path, jobs):
+    out, node = tmp_path / "golden", tmp_path / "node"
+    conform("generate", "--op", "Clip", "--opset", "13", "--examples", "40", "--out", str(out))
+    onnx_node_tests.export(node)  # the expanded ones are skipped
+    drawn = conform_on_a_terminal("verify", str(out), str(node), "--jobs", jobs, "--report-json", str(tmp_path / "v.json"))
+    report = json.loads((tmp_path / "v.json").read_text())
+    tests = len(golden.test_dirs([out, node]))
+    assert drawn.code == 0 and report["skipped"] and len(report["results"]) + len(report["skipped"]) == tests
+    assert drawn.counts("verify")[-1] == (tests, str(tests))
+
+
 def test_run_from_with_jobs_reads_and_runs_in_workers_and_writes_the_serial_report(conform, tmp_path):
     # Stored tests are read and run in worker processes, GOLDEN_CHUNK directories to a unit: the
     # same results, skipped tests and messages as one process, crashes and hangs included.
