@@ -274,8 +274,9 @@ def _golden_execution(paths: list[Path], options: RunOptions, jobs: int | None, 
 def _golden_count(units: list, options: RunOptions) -> int | None:
     """How many stored tests the run reads, when each will be run or skipped; None when the options
     choose among them (an op, dtype, case or shard), as which are chosen is known only once read."""
-    chooses = options.op or options.dtypes or options.case_ids or options.shard[1] > 1
-    return None if chooses else sum(len(unit.paths) for unit in units)
+    from .golden import chooses_among
+
+    return None if chooses_among(options) else sum(len(unit.paths) for unit in units)
 
 
 def _check_golden_selection(run, paths: list[Path], options: RunOptions) -> None:

@@ -36,7 +36,7 @@ from .compare import AMBIGUOUS, PASS, Verdict, judge
 from .compare import SKIPPED as SKIPPED_OUTCOME
 from .dtypes import from_elem_type, from_numpy
 from .errors import ConformError, UsageError
-from .execute import (DEFAULT_MAX_ELEMENTS, Result, RunOptions, Staged, _output_rank, expected_for, run_staged, selected,
+from .execute import (DEFAULT_MAX_ELEMENTS, Result, RunOptions, Staged, _output_rank, expected_for, run_staged,
                       chooser, too_large)
 from .model import BuiltModel, build
 from .reference import covered_ops, for_op
@@ -546,10 +546,16 @@ def run_golden(unit: GoldenUnit, runner: Runner, options: RunOptions, on_result:
     paths, passed_over = _chosen_paths(unit.paths, options)
     found, skipped = stored_cases(paths, options.max_elements)
     on_skipped(skipped)
-    chosen = {id(e) for e in selected([c.example for c in found], options)}
-    cases = [c for c in found if id(c.example) in chosen]
+    chooses = chooser(options)
+    cases = [c for c in found if chooses(c.example)]
     return GoldenRun(run_stored(cases, runner, options, on_result), skipped,
                      frozenset(c.example.version.label for c in found) | passed_over)
+
+
+def chooses_among(options: RunOptions) -> bool:
+    """Whether the options choose among stored tests (an op, a dtype, a shard or ids), rather than
+    take every one."""
+    return bool(options.op or options.dtypes or options.case_ids or options.shard[1] > 1)
 
 
 def _chosen_paths(paths: Iterable[Path], options: RunOptions) -> tuple[list[Path], frozenset[str]]:
@@ -558,7 +564,7 @@ def _chosen_paths(paths: Iterable[Path], options: RunOptions) -> tuple[list[Path
     declares it, or whose model cannot tell (reading it whole says why it is skipped or
     unreadable). The op versions of the others, passed over after their model alone: their data
     and the reference's outputs would be read and computed for nothing."""
-    if not (options.op or options.dtypes or options.case_ids or options.shard[1] > 1):
+    if not chooses_among(options):
         return list(paths), frozenset()
     chooses = chooser(options)
     kept, passed_over = [], set()
