@@ -389,18 +389,32 @@ def generate_command(
     only_cases: List[Path] = ONLY_CASES,
     include_ambiguous: bool = typer.Option(False, "--include-ambiguous", help="Also write cases whose spec reading is ambiguous."),
     force: bool = typer.Option(False, "--force", help="Replace test directories that already exist."),
+    jobs: Optional[int] = typer.Option(None, "--jobs", min=1, help="Worker processes (default, for runs big enough: one per core; 1: none)."),
 ) -> None:
     """Write golden test data (ONNX backend-test layout) with expected outputs from the reference."""
     from .dtypes import dtype
-    from .golden import GenerateOptions, generate
+    from .golden import GenerateOptions, generate, generate_units, names_taken
 
     options = RunOptions(
         op=for_op(op).op, opset=opset, dtypes=tuple(dtype(d).name for d in dtypes),
         case_roots=_case_roots(cases, only_cases), use_yaml=not no_yaml, use_hypothesis=not no_hypothesis,
         examples=examples, seed=seed,
     )
+    writing = GenerateOptions(out_dir, force, include_ambiguous, seed)
+    units = plan(options)
+    workers = worker_count(jobs, len(units))
+
+    def write_all(tasks, hand_out) -> None:  # nothing runs a runtime: no runner is made, nothing is watched
+        with WorkerPool.for_units(tasks, workers, options, RunnerSpec(), False, TIMEOUT.default, _note) as pool:
+            pool.write_tests(tasks, hand_out)
+
     with _interruptible() as interrupted:
-        manifest = generate(select_examples(options), GenerateOptions(out_dir, force, include_ambiguous, seed))
+        # Workers write as they go: where a test may be there already, and is not to be replaced,
+        # every case is drawn first, so that nothing is written when one would be.
+        if workers > 1 and (force or not names_taken(units, options, out_dir)):
+            manifest = generate_units(units, options, writing, write_all)
+        else:
+            manifest = generate(select_examples(options, units), writing)
     if interrupted:  # before the first test, or while the manifest was written
         err.print(f"interrupted: {out_dir / 'manifest.json'} was not written")
         raise typer.Exit(130)

@@ -137,6 +137,14 @@ def examples_of(unit: WorkUnit, options: RunOptions) -> list[Example]:
     return selected(examples, options)[index::count]
 
 
+def planned_ids(unit: WorkUnit, options: RunOptions) -> list[str]:
+    """The ids of the cases a unit may give, known before a hypothesis group is drawn: its YAML
+    cases', or every id its group could draw (it gives fewer when it exhausts hypothesis' space)."""
+    if unit.version is None:
+        return [e.id for e in unit.yaml_examples]
+    return strategies.group_ids(unit.version, dict(unit.binding), options.examples)
+
+
 def planned_count(units: list[WorkUnit], options: RunOptions) -> int | None:
     """How many results the units give (each case in each mode), known before the workers draw
     the hypothesis groups unless a shard or `--case` filters them (None then). A group that

@@ -36,8 +36,8 @@ from .compare import AMBIGUOUS, PASS, Verdict, judge
 from .compare import SKIPPED as SKIPPED_OUTCOME
 from .dtypes import from_elem_type, from_numpy
 from .errors import ConformError, UsageError
-from .execute import (DEFAULT_MAX_ELEMENTS, Result, RunOptions, Staged, _output_rank, expected_for, run_staged,
-                      chooser, too_large)
+from .execute import (DEFAULT_MAX_ELEMENTS, Result, RunOptions, Staged, WorkUnit, _output_rank, check_selection,
+                      chooser, examples_of, expected_for, planned_ids, run_staged, too_large)
 from .model import BuiltModel, build
 from .reference import covered_ops, for_op
 from .reference.base import Expected
@@ -146,23 +146,105 @@ def generate(examples: Iterable[Example], options: GenerateOptions) -> dict:
     try:
         for example, name in zip(examples, names):
             in_hand = entry, files = _planned(example, name, options)
-            if files:
-                with writing(options.out / name, "the golden test"):
-                    _write_test_dir(options.out, name, files)
+            _write_planned(options.out, name, files)
             entries.append(entry)
     except KeyboardInterrupt:
         # Ctrl-C or SIGTERM: the tests written so far stay, and the manifest says how far it got.
         if len(entries) < len(names):
             _settle_interrupted(options.out, names[len(entries)], in_hand, entries)
+    return _write_manifest(options, entries, complete=len(entries) == len(examples))
+
+
+def _write_planned(out: Path, name: str, files: dict[str, bytes]) -> None:
+    if files:
+        with writing(out / name, "the golden test"):
+            _write_test_dir(out, name, files)
+
+
+def _write_manifest(options: GenerateOptions, entries: list[dict], complete: bool) -> dict:
     manifest = {
         "tool": {"conform": __version__, "onnx": onnx.__version__, "numpy": np.__version__},
         "seed": options.seed,
         "include_ambiguous": options.include_ambiguous,
-        "complete": len(entries) == len(examples),
+        "complete": complete,
         "tests": entries,
     }
     write_atomic(options.out / MANIFEST, json.dumps(manifest, indent=1, sort_keys=True) + "\n", "the manifest")
     return manifest
+
+
+@dataclass(frozen=True)
+class GenerateUnit:
+    """Unit `index` of `generate`'s plan, for a worker process: its cases drawn, and each one's
+    test written, or skipped, as `generate` does them one after another."""
+
+    index: int
+    unit: WorkUnit
+    options: GenerateOptions
+
+    def describe(self) -> str:
+        return f"golden tests of the {self.unit.describe()}"
+
+
+def write_unit(task: GenerateUnit, run_options: RunOptions) -> tuple[int, list[dict]]:
+    """The unit's index, and the manifest entries of its cases, each test written (or skipped)."""
+    entries = []
+    for example in examples_of(task.unit, run_options):
+        name = test_name(example)
+        entry, files = _planned(example, name, task.options)
+        _write_planned(task.options.out, name, files)
+        entries.append(entry)
+    return task.index, entries
+
+
+def names_taken(units: list[WorkUnit], run_options: RunOptions, out: Path) -> bool:
+    """Whether a test the units may write is in `out` already (for a hypothesis group, a test of
+    any case it could draw: known without drawing, and so before anything is written)."""
+    present = set(os.listdir(out)) if out.is_dir() else set()
+    return any(test_name_of_id(i) in present for unit in units for i in planned_ids(unit, run_options))
+
+
+def generate_units(units: list[WorkUnit], run_options: RunOptions, options: GenerateOptions,
+                   write_all: Callable[[list[GenerateUnit], Callable[[tuple[int, list[dict]]], None]], None]) -> dict:
+    """`generate` over the plan's units, written by `write_all(tasks, hand_out)` (in worker
+    processes, each unit's `write_unit` answer handed out as it comes): the same tests and
+    manifest as `generate` writes over their examples. The caller makes sure first that no test
+    would be replaced without `--force` (`names_taken`): the workers write as they go.
+
+    Interrupted, the manifest lists the units that finished, and the tests of the others found
+    whole on disk (those a worker was writing when it was stopped; an unfinished test directory
+    is tidied away, a replaced one put back), with `"complete": false`.
+    """
+    check_folder(options.out, "golden tests into")
+    if not units:
+        check_selection([], run_options)  # says why there is nothing to write
+    tasks = [GenerateUnit(index, unit, options) for index, unit in enumerate(units)]
+    written: dict[int, list[dict]] = {}
+    try:
+        write_all(tasks, lambda answer: written.__setitem__(*answer))
+    except KeyboardInterrupt:
+        _settle_units([t for t in tasks if t.index not in written], run_options, written)
+    entries = [entry for index in sorted(written) for entry in written[index]]
+    return _write_manifest(options, entries, complete=len(written) == len(tasks))
+
+
+def _settle_units(unfinished: list[GenerateUnit], run_options: RunOptions, written: dict[int, list[dict]]) -> None:
+    """After an interruption: each unfinished unit that left anything on disk tidied, and its
+    entries in `written`: those of its tests found whole, and of its cases skipped."""
+    if not unfinished:
+        return
+    out = unfinished[0].options.out
+    present = set(os.listdir(out))
+    hidden = {entry.split(".")[1] for entry in present if entry.startswith(".") and entry.count(".") >= 2}
+    for task in unfinished:
+        names = {test_name_of_id(i) for i in planned_ids(task.unit, run_options)}
+        if not names & (present | hidden):
+            continue
+        for name in names & hidden:
+            _tidy_interrupted(out, name)
+        written[task.index] = [entry for entry, files in (_planned(e, test_name(e), task.options)
+                                                          for e in examples_of(task.unit, run_options))
+                               if not files or _holds(out / entry["name"], files)]
 
 
 def _settle_interrupted(out: Path, name: str, in_hand: tuple[dict, dict[str, bytes]] | None, entries: list[dict]) -> None:

@@ -1,8 +1,9 @@
 """`--jobs N`: a run's work units drawn and run in N worker processes, results in plan order.
 
 A unit is a chunk of YAML cases or one hypothesis group (op version x type binding), which draws
-its cases from its own seed, or a chunk of stored test directories, which a worker reads and runs
-(`run --from`) or checks against the reference (`verify`); so what a unit produces does not
+its cases from its own seed (and which `generate` writes as golden tests), or a chunk of stored
+test directories, which a worker reads and runs (`run --from`) or checks against the reference
+(`verify`); so what a unit produces does not
 depend on which worker runs it or when: the results are the same, in the same order, for any N. A
 ConformError raised in a worker (unreadable golden data, say) is sent back and raised in the main
 process when its unit's turn comes, as a serial run would raise it.
@@ -46,13 +47,13 @@ from typing import Any, Callable, Iterator
 from .execute import (Minimal, Result, RunOptions, ShrinkTask, WorkUnit, check_selection, examples_of,
                       merge_parts, minimal_case, run_examples)
 from .errors import ConformError
-from .golden import GoldenRun, GoldenUnit, run_golden, verify_unit
+from .golden import GenerateUnit, GoldenRun, GoldenUnit, run_golden, verify_unit, write_unit
 from .runners import Runner, RunnerSpec
 from .runners.isolated import IsolatedRunner
 from .runners.isolated import death as _death
 from .runners.lifetime import serve, start_own_server, start_worker
 
-Task = WorkUnit | ShrinkTask | GoldenUnit  # what a worker is given
+Task = WorkUnit | ShrinkTask | GoldenUnit | GenerateUnit  # what a worker is given
 
 # Units held by each worker: with a second one queued, a worker starts it at once instead of
 # waiting for this process to read its answer and send another.
@@ -152,6 +153,12 @@ class WorkerPool:
             raise
         return answers
 
+    def write_tests(self, tasks: list[GenerateUnit], hand_out: Callable[[tuple[int, list[dict]]], None]) -> None:
+        """Every unit's golden tests written; `hand_out` hears each unit's index and manifest
+        entries, in plan order, and when interrupted those of the units finished behind one still
+        running as well."""
+        self._answers(tasks, hand_out)
+
     def minimal_cases(self, tasks: list[ShrinkTask]) -> list[Minimal]:
         """Each failing group shrunk in a worker, side by side; in the order given."""
         return list(self._pool.in_order(tasks, self._rescue))
@@ -189,11 +196,14 @@ def _parts(task: Task, count: int) -> list[Task]:
 
 
 def _perform(task: Task, runner: Runner, options: RunOptions):
-    """A unit's results, a failing group's minimal case, or what stored tests gave (run, or verified)."""
+    """A unit's results, a failing group's minimal case, what stored tests gave (run, or
+    verified), or the manifest entries of the golden tests written."""
     if isinstance(task, ShrinkTask):
         return minimal_case(task, runner, options)
     if isinstance(task, GoldenUnit):
         return verify_unit(task, options) if task.verify else run_golden(task, runner, options)
+    if isinstance(task, GenerateUnit):
+        return write_unit(task, options)
     return run_examples(examples_of(task, options), runner, options)
 
 

@@ -560,3 +560,97 @@ def test_run_from_usage_errors_are_exit_2(conform, tmp_path):
     (out / "test_slice_13_negative_start_float_int64" / "test_data_set_0" / "output_0.pb").write_bytes(b"\xff junk")
     corrupt = conform("run", "--from", str(out))
     assert corrupt.code == 2 and "output_0.pb" in corrupt.stderr and "Traceback" not in corrupt.stderr
+
+
+def test_generate_with_jobs_writes_in_workers_the_same_bytes_as_one_process(conform, tmp_path):
+    args = ("generate", "--op", "Slice", "--opset", "13", "--dtype", "float", "--dtype", "int8", "--examples", "4", "--seed", "3")
+    one = conform(*args, "--jobs", "1", "--out", str(tmp_path / "one"))
+    two = conform(*args, "--jobs", "2", "--out", str(tmp_path / "two"))
+    assert one.code == two.code == 0 and "note:" not in two.stderr, two.stderr
+    written = files_of(tmp_path / "one")
+    assert written == files_of(tmp_path / "two")  # the manifest too: every entry, in the same order
+    manifest = json.loads(written["manifest.json"])
+    assert manifest["complete"] and {t["source"] for t in manifest["tests"]} >= {"hypothesis"}
+    assert len({t["name"] for t in manifest["tests"]}) > golden.GOLDEN_CHUNK
+
+
+def test_a_generate_pool_writes_the_tests_in_its_workers(tmp_path, monkeypatch):
+    from conformance.execute import plan
+    from conformance.parallel import WorkerPool
+    from conformance.runners import RunnerSpec
+
+    options = RunOptions(op="Slice", opset=13, dtypes=("float",), examples=3)
+    units = plan(options)
+    serial = golden.generate(select_examples(options), golden.GenerateOptions(tmp_path / "serial"))
+    tasks = [golden.GenerateUnit(i, unit, golden.GenerateOptions(tmp_path / "pooled")) for i, unit in enumerate(units)]
+    (tmp_path / "pooled").mkdir()
+
+    def not_here(*args, **kwargs):
+        raise AssertionError("planned in the main process")
+
+    monkeypatch.setattr(golden, "_planned", not_here)
+    heard = []
+    with WorkerPool.for_units(tasks, 2, options, RunnerSpec(), False, 10.0) as pool:
+        pool.write_tests(tasks, heard.append)
+    assert len(tasks) >= 3 and [index for index, _ in heard] == list(range(len(tasks)))
+    assert [entry for _, entries in heard for entry in entries] == serial["tests"]
+    on_disk = files_of(tmp_path / "pooled")
+    assert on_disk and on_disk == {k: v for k, v in files_of(tmp_path / "serial").items() if k != "manifest.json"}
+
+
+def test_generate_with_jobs_replaces_a_test_it_may_draw_only_with_force(conform, tmp_path):
+    # Workers write as they go: a test that a hypothesis group may draw is known to be there before
+    # any is drawn, and then nothing is written unless --force says so, as with one process.
+    out = tmp_path / "golden"
+    args = ("generate", "--op", "Slice", "--opset", "13", "--dtype", "float", "--examples", "3", "--jobs", "2", "--out", str(out))
+    mine = out / golden.test_name_of_id("Slice-13/hypothesis-0002/float/int64") / "model.onnx"
+    mine.parent.mkdir(parents=True)
+    mine.write_bytes(b"mine")
+    refused = conform(*args)
+    assert refused.code == 2 and f"{mine.parent} already exists (1 tests would be replaced); use --force" in refused.stderr
+    assert [p.name for p in out.iterdir()] == [mine.parent.name] and mine.read_bytes() == b"mine"
+    assert conform(*args, "--force").code == 0
+    manifest = json.loads((out / "manifest.json").read_text())
+    entry = next(t for t in manifest["tests"] if t["name"] == mine.parent.name)
+    assert entry["status"] == "written" and golden.content_hash(files_of(mine.parent)) == entry["hash"]
+
+
+def test_an_interrupted_generate_in_workers_lists_every_whole_test_and_tidies_the_rest(tmp_path):
+    # The workers are stopped at once: what they were writing is found on disk. Unit 1 was stopped
+    # after five of its tests, inside the next one, whose temporary directory is left; a test after
+    # it that was to be replaced had been moved aside (it goes back). Unit 2 finished before unit 1.
+    from conformance.execute import examples_of, plan
+
+    options = RunOptions(op="Slice", opset=13, dtypes=("float",), examples=3)
+    units = plan(options)
+    writing = golden.GenerateOptions(tmp_path, force=True)
+    stopped_in = examples_of(units[1], options)
+    files = [golden._planned(e, golden.test_name(e), writing)[1] for e in stopped_in]
+    valid = [i for i, f in enumerate(files) if f]
+    done, half, replaced = valid[4] + 1, golden.test_name(stopped_in[valid[5]]), golden.test_name(stopped_in[valid[6]])
+    old = tmp_path / f".{replaced}.old.abc" / replaced / "model.onnx"
+    old.parent.mkdir(parents=True)
+    old.write_bytes(b"the old test")
+
+    def stopped(tasks, hand_out):
+        hand_out(golden.write_unit(tasks[0], options))
+        hand_out(golden.write_unit(tasks[2], options))
+        for example, its_files in zip(stopped_in[:done], files):
+            golden._write_planned(tmp_path, golden.test_name(example), its_files)
+        (tmp_path / f".{half}.xyz" / "test_data_set_0").mkdir(parents=True)
+        raise KeyboardInterrupt
+
+    manifest = golden.generate_units(units, options, writing, stopped)
+    assert not manifest["complete"] and json.loads((tmp_path / "manifest.json").read_text()) == manifest
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]
+    assert files_of(tmp_path / replaced) == {"model.onnx": b"the old test"}
+    on_disk = {p.name for p in tmp_path.iterdir() if p.name.startswith("test_")}
+    listed = [t for t in manifest["tests"] if t["status"] == "written"]
+    assert {t["name"] for t in listed} == on_disk - {replaced}
+    for entry in listed:
+        assert golden.content_hash(files_of(tmp_path / entry["name"])) == entry["hash"]
+    # In plan order: units 0 and 2 whole, and of unit 1 the tests written and the cases skipped.
+    of_unit_1 = [e.id for i, e in enumerate(stopped_in) if i < done or not files[i]]
+    assert [t["id"] for t in manifest["tests"]] == [e.id for e in examples_of(units[0], options)] + of_unit_1 + \
+        [e.id for e in examples_of(units[2], options)]
+    assert len(of_unit_1) < len(stopped_in)
