@@ -5,13 +5,13 @@ the main module again; this module imports nothing heavy, so a worker imports on
 the command line's typer, rich and every report format (a runtime worker starts in about half the
 time).
 
-The commands that may start workers (`run`, `diff`, `verify`) start the fork server their workers
+The commands that may start workers (`run`, `diff`, `verify`, `generate`) start the fork server their workers
 come from first thing, so that its imports run beside this process's own (see `runners.lifetime`).
 """
 
 import sys
 
-WORKER_COMMANDS = ("run", "diff", "verify")
+WORKER_COMMANDS = ("run", "diff", "verify", "generate")
 
 
 def main() -> None:

@@ -47,6 +47,18 @@ def test_workers_come_from_a_server_that_has_imported_everything_but_onnxruntime
     assert found["objects left out of cycle collections"] > 10_000
 
 
+def test_every_command_that_takes_jobs_starts_the_fork_server_first_thing():
+    # Its imports then run beside the command's own, and the first worker does not wait for them.
+    import typer.main
+
+    from conformance.__main__ import WORKER_COMMANDS
+    from conformance.cli import app
+
+    commands = typer.main.get_command(app).commands
+    taking_jobs = {name for name, command in commands.items() if any(p.name == "jobs" for p in command.params)}
+    assert {"run", "verify", "generate"} <= taking_jobs <= set(WORKER_COMMANDS)
+
+
 def test_the_command_leaves_what_it_imported_out_of_cycle_collections(monkeypatch):
     import gc
 
