@@ -211,9 +211,10 @@ def generate_units(units: list[WorkUnit], run_options: RunOptions, options: Gene
     manifest as `generate` writes over their examples. The caller makes sure first that no test
     would be replaced without `--force` (`names_taken`): the workers write as they go.
 
+    A worker stopped while writing a test (interrupted, or dead: its unit is written again) leaves
+    it half-written beside the folder's tests: it is tidied away, or a replaced one put back.
     Interrupted, the manifest lists the units that finished, and the tests of the others found
-    whole on disk (those a worker was writing when it was stopped; an unfinished test directory
-    is tidied away, a replaced one put back), with `"complete": false`.
+    whole on disk, with `"complete": false`.
     """
     check_folder(options.out, "golden tests into")
     if not units:
@@ -223,28 +224,36 @@ def generate_units(units: list[WorkUnit], run_options: RunOptions, options: Gene
     try:
         write_all(tasks, lambda answer: written.__setitem__(*answer))
     except KeyboardInterrupt:
-        _settle_units([t for t in tasks if t.index not in written], run_options, written)
+        left_by = _tidy_units(tasks, run_options)
+        _settle_units([t for t in tasks if t.index not in written and left_by[t.index]], run_options, written)
+    else:
+        _tidy_units(tasks, run_options)
     entries = [entry for index in sorted(written) for entry in written[index]]
     return _write_manifest(options, entries, complete=len(written) == len(tasks))
 
 
-def _settle_units(unfinished: list[GenerateUnit], run_options: RunOptions, written: dict[int, list[dict]]) -> None:
-    """After an interruption: each unfinished unit that left anything on disk tidied, and its
-    entries in `written`: those of its tests found whole, and of its cases skipped."""
-    if not unfinished:
-        return
-    out = unfinished[0].options.out
+def _tidy_units(tasks: list[GenerateUnit], run_options: RunOptions) -> dict[int, bool]:
+    """Every test directory a stopped worker left half-written tidied (`_tidy_interrupted`); and,
+    by unit, whether any test it may write is in the folder, whole or not."""
+    out = tasks[0].options.out
     present = set(os.listdir(out))
     hidden = {entry.split(".")[1] for entry in present if entry.startswith(".") and entry.count(".") >= 2}
-    for task in unfinished:
+    left_by = {}
+    for task in tasks:
         names = {test_name_of_id(i) for i in planned_ids(task.unit, run_options)}
-        if not names & (present | hidden):
-            continue
         for name in names & hidden:
             _tidy_interrupted(out, name)
+        left_by[task.index] = bool(names & (present | hidden))
+    return left_by
+
+
+def _settle_units(stopped: list[GenerateUnit], run_options: RunOptions, written: dict[int, list[dict]]) -> None:
+    """The entries, in `written`, of units stopped part-way: those of their tests found whole,
+    and of their cases skipped."""
+    for task in stopped:
         written[task.index] = [entry for entry, files in (_planned(e, test_name(e), task.options)
                                                           for e in examples_of(task.unit, run_options))
-                               if not files or _holds(out / entry["name"], files)]
+                               if not files or _holds(task.options.out / entry["name"], files)]
 
 
 def _settle_interrupted(out: Path, name: str, in_hand: tuple[dict, dict[str, bytes]] | None, entries: list[dict]) -> None:

@@ -3,10 +3,10 @@
 A unit is a chunk of YAML cases or one hypothesis group (op version x type binding), which draws
 its cases from its own seed (and which `generate` writes as golden tests), or a chunk of stored
 test directories, which a worker reads and runs (`run --from`) or checks against the reference
-(`verify`); so what a unit produces does not
-depend on which worker runs it or when: the results are the same, in the same order, for any N. A
-ConformError raised in a worker (unreadable golden data, say) is sent back and raised in the main
-process when its unit's turn comes, as a serial run would raise it.
+(`verify`); so what a unit produces does not depend on which worker runs it or when: the results
+are the same, in the same order, for any N. A ConformError raised in a worker (unreadable golden
+data, say) is sent back and raised in the main process when its unit's turn comes, as a serial
+run would raise it.
 
 The pool is small and explicit (one pipe per worker, two units in flight per worker): on an
 interruption every worker is killed at once and nothing is left queued, and a worker that dies

@@ -654,3 +654,28 @@ def test_an_interrupted_generate_in_workers_lists_every_whole_test_and_tidies_th
     assert [t["id"] for t in manifest["tests"]] == [e.id for e in examples_of(units[0], options)] + of_unit_1 + \
         [e.id for e in examples_of(units[2], options)]
     assert len(of_unit_1) < len(stopped_in)
+
+
+def test_what_a_dead_worker_left_half_written_is_tidied_once_its_unit_is_written_again(tmp_path):
+    # A worker killed inside a test leaves a temporary directory, or one it was replacing moved
+    # aside; its unit is written again by another worker, and the folder ends as one process leaves it.
+    from conformance.execute import plan
+
+    options = RunOptions(op="Slice", opset=13, dtypes=("float",), examples=3)
+    units = plan(options)
+    serial = golden.generate(select_examples(options), golden.GenerateOptions(tmp_path / "serial"))
+    out = tmp_path / "pooled"
+    names = [t["name"] for t in serial["tests"] if t["status"] == "written"]
+    (out / f".{names[3]}.zzz" / "test_data_set_0").mkdir(parents=True)
+    (out / f".{names[3]}.zzz" / "model.onnx").write_bytes(b"half")
+    (out / f".{names[4]}.old.q" / names[4]).mkdir(parents=True)
+    (out / f".{names[4]}.old.q" / names[4] / "model.onnx").write_bytes(b"old")
+
+    def a_worker_died(tasks, hand_out):
+        for task in tasks:
+            hand_out(golden.write_unit(task, options))
+
+    manifest = golden.generate_units(units, options, golden.GenerateOptions(out, force=True), a_worker_died)
+    assert manifest["complete"] and manifest["tests"] == serial["tests"]
+    assert files_of(out) == files_of(tmp_path / "serial")
+    assert not [p for p in out.iterdir() if p.name.startswith(".")]
