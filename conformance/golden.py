@@ -201,7 +201,12 @@ def names_taken(units: list[WorkUnit], run_options: RunOptions, out: Path) -> bo
     """Whether a test the units may write is in `out` already (for a hypothesis group, a test of
     any case it could draw: known without drawing, and so before anything is written)."""
     present = set(os.listdir(out)) if out.is_dir() else set()
-    return any(test_name_of_id(i) in present for unit in units for i in planned_ids(unit, run_options))
+    return any(_names_planned(unit, run_options) & present for unit in units)
+
+
+def _names_planned(unit: WorkUnit, run_options: RunOptions) -> set[str]:
+    """The test directories a unit may write (see `execute.planned_ids`)."""
+    return {test_name_of_id(i) for i in planned_ids(unit, run_options)}
 
 
 def generate_units(units: list[WorkUnit], run_options: RunOptions, options: GenerateOptions,
@@ -240,7 +245,7 @@ def _tidy_units(tasks: list[GenerateUnit], run_options: RunOptions) -> dict[int,
     hidden = {entry.split(".")[1] for entry in present if entry.startswith(".") and entry.count(".") >= 2}
     left_by = {}
     for task in tasks:
-        names = {test_name_of_id(i) for i in planned_ids(task.unit, run_options)}
+        names = _names_planned(task.unit, run_options)
         for name in names & hidden:
             _tidy_interrupted(out, name)
         left_by[task.index] = bool(names & (present | hidden))
