@@ -22,6 +22,7 @@ import shlex
 import shutil
 import stat
 import tempfile
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterable
@@ -219,37 +220,47 @@ def generate_units(units: list[WorkUnit], run_options: RunOptions, options: Gene
     A worker stopped while writing a test (interrupted, or dead: its unit is written again) leaves
     it half-written beside the folder's tests: it is tidied away, or a replaced one put back.
     Interrupted, the manifest lists the units that finished, and the tests of the others found
-    whole on disk, with `"complete": false`.
+    whole on disk, with `"complete": false`: of those that wrote a test during the run, for a test
+    that was there before (`--force`) is not this run's work, and finding out whether it holds the
+    bytes the run would write costs its unit's cases drawn and computed again.
     """
     check_folder(options.out, "golden tests into")
     if not units:
         check_selection([], run_options)  # says why there is nothing to write
     tasks = [GenerateUnit(index, unit, options) for index, unit in enumerate(units)]
     written: dict[int, list[dict]] = {}
+    # Directory times lag the clock by a tick or so: a second's margin costs at worst a unit
+    # looked at needlessly.
+    since = time.time_ns() - 1_000_000_000
     try:
         write_all(tasks, lambda answer: written.__setitem__(*answer))
     except KeyboardInterrupt:
-        left_by = _tidy_units(tasks, run_options)
-        _settle_units([t for t in tasks if t.index not in written and left_by[t.index]], run_options, written)
+        in_folder = _tidy_units(tasks, run_options)
+        _settle_units([t for t in tasks if t.index not in written and _written_since(options.out, in_folder[t.index], since)],
+                      run_options, written)
     else:
         _tidy_units(tasks, run_options)
     entries = [entry for index in sorted(written) for entry in written[index]]
     return _write_manifest(options, entries, complete=len(written) == len(tasks))
 
 
-def _tidy_units(tasks: list[GenerateUnit], run_options: RunOptions) -> dict[int, bool]:
+def _tidy_units(tasks: list[GenerateUnit], run_options: RunOptions) -> dict[int, set[str]]:
     """Every test directory a stopped worker left half-written tidied (`_tidy_interrupted`); and,
-    by unit, whether any test it may write is in the folder, whole or not."""
+    by unit, the tests it may write that are in the folder then."""
     out = tasks[0].options.out
     present = set(os.listdir(out))
     hidden = {entry.split(".")[1] for entry in present if entry.startswith(".") and entry.count(".") >= 2}
-    left_by = {}
+    in_folder = {}
     for task in tasks:
         names = _names_planned(task.unit, run_options)
         for name in names & hidden:
             _tidy_interrupted(out, name)
-        left_by[task.index] = bool(names & (present | hidden))
-    return left_by
+        in_folder[task.index] = {name for name in names & (present | hidden) if (out / name).is_dir()}
+    return in_folder
+
+
+def _written_since(out: Path, names: set[str], since: int) -> bool:
+    return any((out / name).stat().st_mtime_ns >= since for name in names)
 
 
 def _settle_units(stopped: list[GenerateUnit], run_options: RunOptions, written: dict[int, list[dict]]) -> None:

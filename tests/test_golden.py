@@ -679,3 +679,35 @@ def test_what_a_dead_worker_left_half_written_is_tidied_once_its_unit_is_written
     assert manifest["complete"] and manifest["tests"] == serial["tests"]
     assert files_of(out) == files_of(tmp_path / "serial")
     assert not [p for p in out.iterdir() if p.name.startswith(".")]
+
+
+def test_an_interrupted_generate_in_workers_passes_over_units_that_wrote_nothing_during_the_run(tmp_path, monkeypatch):
+    # With --force over an existing store, every unit has tests in the folder; only those that
+    # wrote one during the run are drawn again to see which tests are whole: an interruption
+    # ends at once, and a test from before is not listed as this run's work.
+    import os
+
+    from conformance.execute import plan
+
+    options = RunOptions(op="Slice", opset=13, dtypes=("float",), examples=3)
+    units = plan(options)
+    writing = golden.GenerateOptions(tmp_path, force=True)
+    tasks = [golden.GenerateUnit(i, unit, writing) for i, unit in enumerate(units)]
+    before = golden.write_unit(tasks[3], options)[1]
+    an_hour_ago = time.time() - 3600
+    for entry in before:
+        if (tmp_path / entry["name"]).is_dir():
+            os.utime(tmp_path / entry["name"], (an_hour_ago, an_hour_ago))
+    drawn_after_the_stop = []
+    real = golden.examples_of
+
+    def stopped(tasks, hand_out):
+        hand_out(golden.write_unit(tasks[0], options))
+        golden.write_unit(tasks[1], options)  # all written, the answer lost with the worker
+        monkeypatch.setattr(golden, "examples_of", lambda unit, o: drawn_after_the_stop.append(unit) or real(unit, o))
+        raise KeyboardInterrupt
+
+    manifest = golden.generate_units(units, options, writing, stopped)
+    assert drawn_after_the_stop == [units[1]]
+    assert [t["id"] for t in manifest["tests"]] == [e.id for unit in units[:2] for e in real(unit, options)]
+    assert not manifest["complete"] and not {t["name"] for t in before} & {t["name"] for t in manifest["tests"]}
