@@ -246,7 +246,7 @@ def generate_units(units: list[WorkUnit], run_options: RunOptions, options: Gene
 
 def _tidy_units(tasks: list[GenerateUnit], run_options: RunOptions) -> dict[int, set[str]]:
     """Every test directory a stopped worker left half-written tidied (`_tidy_interrupted`); and,
-    by unit, the tests it may write that are in the folder then."""
+    by unit, the tests it may write that were in the folder, whole or not."""
     out = tasks[0].options.out
     present = set(os.listdir(out))
     hidden = {entry.split(".")[1] for entry in present if entry.startswith(".") and entry.count(".") >= 2}
@@ -255,12 +255,13 @@ def _tidy_units(tasks: list[GenerateUnit], run_options: RunOptions) -> dict[int,
         names = _names_planned(task.unit, run_options)
         for name in names & hidden:
             _tidy_interrupted(out, name)
-        in_folder[task.index] = {name for name in names & (present | hidden) if (out / name).is_dir()}
+        in_folder[task.index] = names & (present | hidden)
     return in_folder
 
 
 def _written_since(out: Path, names: set[str], since: int) -> bool:
-    return any((out / name).stat().st_mtime_ns >= since for name in names)
+    """Whether a test directory of these (some may have been tidied away) was written since then."""
+    return any((out / name).is_dir() and (out / name).stat().st_mtime_ns >= since for name in names)
 
 
 def _settle_units(stopped: list[GenerateUnit], run_options: RunOptions, written: dict[int, list[dict]]) -> None:
