@@ -404,8 +404,8 @@ def generate_command(
     units = plan(options)
     workers = worker_count(jobs, len(units))
 
-    def write_all(tasks, hand_out) -> None:  # nothing runs a runtime: no runner is made, nothing is watched
-        with WorkerPool.for_units(tasks, workers, options, RunnerSpec(), False, TIMEOUT.default, _note) as pool:
+    def write_all(tasks, hand_out) -> None:
+        with _pool_running_no_runtime(tasks, workers, options) as pool:
             pool.write_tests(tasks, hand_out)
 
     with _interruptible() as interrupted:
@@ -425,6 +425,12 @@ def generate_command(
         err.print(f"interrupted: the manifest lists the {len(manifest['tests'])} cases done so far (complete: false); "
                   "the same command with --force finishes the job")
         raise typer.Exit(130)
+
+
+def _pool_running_no_runtime(units: list, workers: int, options: RunOptions) -> WorkerPool:
+    """Worker processes for work that runs no runtime (`verify`, `generate`): no runner is ever
+    made in them, so the runner spec and timeout are never used, and nothing needs watching."""
+    return WorkerPool.for_units(units, workers, options, RunnerSpec(), False, TIMEOUT.default, _note)
 
 
 @app.command("verify")
@@ -450,8 +456,8 @@ def verify_command(
             everything = GoldenUnit(tuple(p for unit in units for p in unit.paths), verify=True)
             _with_progress("verify", total, results.append,
                            lambda advance, skip: verify_unit(everything, options, advance, skip), skipped.extend)
-        else:  # no runtime runs: the pool's runner is never asked, and nothing needs watching
-            with WorkerPool.for_units(units, workers, options, RunnerSpec(), False, TIMEOUT.default, _note) as pool:
+        else:
+            with _pool_running_no_runtime(units, workers, options) as pool:
                 _with_progress(f"verify ({workers} jobs)", total, results.append,
                                lambda advance, skip: pool.run_golden(units, advance, skip), skipped.extend)
     if not results and not interrupted:

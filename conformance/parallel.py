@@ -247,8 +247,8 @@ class _Watched:
     """A worker's runner, telling the pool through `running_since` (shared memory) when the runtime
     call it is in began (time.monotonic, the same clock in every process), 0.0 between calls.
 
-    The runner is made when first asked for: a worker that only verifies stored outputs never
-    imports the runtime."""
+    The runner is made when first asked for: a worker that only verifies stored outputs, or writes
+    golden tests, never imports the runtime."""
 
     def __init__(self, spec: RunnerSpec, running_since) -> None:
         self._spec, self._since = spec, running_since

@@ -15,7 +15,7 @@ import pytest
 from onnx import numpy_helper
 
 from conformance import golden
-from conformance.execute import YAML_CHUNK, RunOptions, select_examples
+from conformance.execute import YAML_CHUNK, RunOptions, examples_of, plan, select_examples
 
 sys.path.insert(0, str(Path(__file__).parent))
 import onnx_node_tests  # noqa: E402
@@ -575,7 +575,6 @@ def test_generate_with_jobs_writes_in_workers_the_same_bytes_as_one_process(conf
 
 
 def test_a_generate_pool_writes_the_tests_in_its_workers(tmp_path, monkeypatch):
-    from conformance.execute import plan
     from conformance.parallel import WorkerPool
     from conformance.runners import RunnerSpec
 
@@ -619,8 +618,6 @@ def test_an_interrupted_generate_in_workers_lists_every_whole_test_and_tidies_th
     # The workers are stopped at once: what they were writing is found on disk. Unit 1 was stopped
     # after five of its tests, inside the next one, whose temporary directory is left; a test after
     # it that was to be replaced had been moved aside (it goes back). Unit 2 finished before unit 1.
-    from conformance.execute import examples_of, plan
-
     options = RunOptions(op="Slice", opset=13, dtypes=("float",), examples=3)
     units = plan(options)
     writing = golden.GenerateOptions(tmp_path, force=True)
@@ -659,8 +656,6 @@ def test_an_interrupted_generate_in_workers_lists_every_whole_test_and_tidies_th
 def test_what_a_dead_worker_left_half_written_is_tidied_once_its_unit_is_written_again(tmp_path):
     # A worker killed inside a test leaves a temporary directory, or one it was replacing moved
     # aside; its unit is written again by another worker, and the folder ends as one process leaves it.
-    from conformance.execute import plan
-
     options = RunOptions(op="Slice", opset=13, dtypes=("float",), examples=3)
     units = plan(options)
     serial = golden.generate(select_examples(options), golden.GenerateOptions(tmp_path / "serial"))
@@ -686,8 +681,6 @@ def test_an_interrupted_generate_in_workers_passes_over_units_that_wrote_nothing
     # wrote one during the run are drawn again to see which tests are whole: an interruption
     # ends at once, and a test from before is not listed as this run's work.
     import os
-
-    from conformance.execute import plan
 
     options = RunOptions(op="Slice", opset=13, dtypes=("float",), examples=3)
     units = plan(options)
