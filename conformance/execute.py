@@ -194,12 +194,26 @@ def check_case_ids_found(examples, options: RunOptions) -> None:
 def check_selection(examples, options: RunOptions) -> None:
     """The cases a generated run chose: every `--case` id found, and at least one case.
 
-    A run of nothing would exit 0 and read as a pass in CI. An empty shard is the exception: it is
-    one part of a selection that other shards hold.
+    A run of nothing would exit 0 and read as a pass in CI. An empty shard is the exception when
+    other shards hold the selection; when none does, every shard says so.
     """
     check_case_ids_found(examples, options)
-    if not examples and options.shard[1] == 1:
-        raise UsageError(f"nothing to run: {_why_nothing(options)}")
+    if not examples and (options.shard[1] == 1 or _empty_in_every_shard(options)):
+        raise UsageError(f"nothing to run{shard_scope(options)}: {_why_nothing(options)}")
+
+
+def _empty_in_every_shard(options: RunOptions) -> bool:
+    """Whether no shard of the run holds a case. Asked only by a shard with none: it plans the
+    whole run again (reading the case files). With `--case`, the shard that owns an id missing
+    from every shard reports it, so an id-picked shard is never empty everywhere unreported."""
+    if options.case_ids:
+        return False
+    return not plan(dataclasses.replace(options, shard=(1, 1)))
+
+
+def shard_scope(options: RunOptions) -> str:
+    """' in any of the N shards' for a sharded run's message that nothing was chosen; else ''."""
+    return f" in any of the {options.shard[1]} shards" if options.shard[1] > 1 else ""
 
 
 def _why_nothing(options: RunOptions) -> str:

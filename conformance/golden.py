@@ -25,7 +25,7 @@ import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterable
+from typing import Any, Callable, Iterable
 
 import numpy as np
 import onnx
@@ -634,30 +634,33 @@ def golden_units(paths: Iterable[Path], verify: bool = False) -> list[GoldenUnit
 @dataclass(frozen=True, eq=False)
 class GoldenRun:
     """What stored tests gave: each chosen test's result, in order; the tests skipped, with why;
-    and the op versions of the tests conform could run, chosen or not (to say what there was when
-    the options chose none)."""
+    the op versions of the tests conform could run, chosen or not (to say what there was when
+    the options chose none); and whether any shard's options choose one of the tests (a shard
+    that chose none is an error only when no shard chose any)."""
 
     results: list[Result]
     skipped: list[tuple[Path, str]]
     found: frozenset[str]
+    chosen_in_a_shard: bool = False
 
     @staticmethod
     def joined(runs: list["GoldenRun"]) -> "GoldenRun":
         return GoldenRun([r for run in runs for r in run.results], [s for run in runs for s in run.skipped],
-                         frozenset().union(*(run.found for run in runs)))
+                         frozenset().union(*(run.found for run in runs)), any(run.chosen_in_a_shard for run in runs))
 
 
 def run_golden(unit: GoldenUnit, runner: Runner, options: RunOptions, on_result: Callable[[Result], None] = lambda r: None,
                on_skipped: Callable[[list[tuple[Path, str]]], None] = lambda skipped: None) -> GoldenRun:
     """Read the unit's stored tests, and run those the options choose (version, dtype, shard, id).
     `on_skipped` hears of the tests skipped once they are read, before any is run."""
-    paths, passed_over = _chosen_paths(unit.paths, options)
+    paths, passed_over, chosen_elsewhere = _chosen_paths(unit.paths, options)
     found, skipped = stored_cases(paths, options.max_elements)
     on_skipped(skipped)
     chooses = chooser(options)
     cases = [c for c in found if chooses(c.example)]
+    in_a_shard = chosen_elsewhere or any(map(_chooser_of_every_shard(options), (c.example for c in found)))
     return GoldenRun(run_stored(cases, runner, options, on_result), skipped,
-                     frozenset(c.example.version.label for c in found) | passed_over)
+                     frozenset(c.example.version.label for c in found) | passed_over, in_a_shard)
 
 
 def chooses_among(options: RunOptions) -> bool:
@@ -666,23 +669,30 @@ def chooses_among(options: RunOptions) -> bool:
     return bool(options.op or options.dtypes or options.case_ids or options.shard[1] > 1)
 
 
-def _chosen_paths(paths: Iterable[Path], options: RunOptions) -> tuple[list[Path], frozenset[str]]:
+def _chosen_paths(paths: Iterable[Path], options: RunOptions) -> tuple[list[Path], frozenset[str], bool]:
     """The test directories to read whole: all, unless the options choose among the tests (an op,
     a dtype, a shard or ids); then those with a data set the options choose, as their model
     declares it, or whose model cannot tell (reading it whole says why it is skipped or
     unreadable). The op versions of the others, passed over after their model alone: their data
-    and the reference's outputs would be read and computed for nothing."""
+    and the reference's outputs would be read and computed for nothing; and whether another shard
+    chooses one of them."""
     if not chooses_among(options):
-        return list(paths), frozenset()
-    chooses = chooser(options)
-    kept, passed_over = [], set()
+        return list(paths), frozenset(), False
+    chooses, in_any_shard = chooser(options), _chooser_of_every_shard(options)
+    kept, passed_over, chosen_elsewhere = [], set(), False
     for path in paths:
         declared = _declared_data_sets(path)
         if declared is None or any(map(chooses, declared)):
             kept.append(path)
         else:
             passed_over.add(declared[0].version.label)
-    return kept, frozenset(passed_over)
+            chosen_elsewhere = chosen_elsewhere or any(map(in_any_shard, declared))
+    return kept, frozenset(passed_over), chosen_elsewhere
+
+
+def _chooser_of_every_shard(options: RunOptions) -> Callable[[Any], bool]:
+    """Whether some shard of the run chooses a case: the options' choice, shards aside."""
+    return chooser(dataclasses.replace(options, shard=(1, 1)))
 
 
 @dataclass(frozen=True)

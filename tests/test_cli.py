@@ -135,6 +135,21 @@ def test_an_empty_shard_of_a_selection_passes_and_the_other_holds_the_case(confo
     assert sorted(totals) == [0, 1]
 
 
+@pytest.mark.parametrize("options, why", [
+    (("--no-yaml", "--examples", "0"), "no case of Clip-13 from hypothesis with --examples 0"),
+    (("--no-yaml", "--examples", "0", "--jobs", "2"), "no case of Clip-13 from hypothesis with --examples 0"),
+    (("--no-hypothesis", "--dtype", "double"), "no case of Clip-13 in dtype double from the case files (hypothesis is off)"),
+])
+def test_a_selection_no_shard_holds_is_an_error_in_every_shard(conform, tmp_path, options, why):
+    # Each shard of an empty selection used to exit 0 with a report of nothing: a CI job sharded
+    # this way passed while it ran nothing at all.
+    (tmp_path / "one.yaml").write_text(ONE_CLIP_CASE)
+    for shard in ("1/2", "2/2"):
+        result = conform("run", "--op", "Clip", "--opset", "13", "--only-cases", "one.yaml", *options, "--shard", shard)
+        assert_clean_error(result, 2, f"nothing to run in any of the 2 shards: {why}")
+        assert not result.report_path.exists()
+
+
 def test_a_case_folder_without_case_files_is_exit_2(conform, tmp_path):
     (tmp_path / "empty").mkdir()
     assert_clean_error(conform("run", "--op", "Clip", "--only-cases", "empty"), 2, "empty: no case files (*.yaml, *.yml)")

@@ -549,6 +549,22 @@ def test_an_empty_shard_of_stored_tests_is_no_error_and_the_shards_merge_whole(c
     assert merged.code == 0 and [r["case"] for r in doc["results"]] == [test.name] and doc["complete"] is True
 
 
+@pytest.mark.parametrize("choice", [("--op", "Clip"), ("--dtype", "int16")])
+def test_stored_tests_no_shard_chooses_are_an_error_in_every_shard(conform, tmp_path, choice):
+    # Each shard used to exit 0 with a report of nothing, so a sharded CI job over a store that
+    # holds none of the tests asked for passed. With two jobs, the store's 300-odd tests are read
+    # in workers, 64 at a time.
+    out = tmp_path / "golden"
+    conform("generate", "--op", "Slice", "--opset", "13", "--dtype", "float", "--dtype", "int8", "--no-hypothesis", "--out", str(out))
+    for jobs in ("1", "2"):
+        for shard in ("1/2", "2/2"):
+            result = conform("run", "--from", str(out), *choice, "--shard", shard, "--jobs", jobs,
+                             "--report-json", str(tmp_path / "shard.json"))
+            assert result.code == 2 and "Traceback" not in result.stderr, result.stderr
+            assert "no golden test to run in any of the 2 shards" in result.stderr and "Slice-13" in result.stderr, result.stderr
+            assert not (tmp_path / "shard.json").exists()
+
+
 def test_run_from_usage_errors_are_exit_2(conform, tmp_path):
     out = tmp_path / "golden"
     conform("generate", "--op", "Slice", "--opset", "13", "--dtype", "float", "--no-hypothesis", "--out", str(out))
