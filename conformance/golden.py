@@ -658,7 +658,7 @@ def run_golden(unit: GoldenUnit, runner: Runner, options: RunOptions, on_result:
     on_skipped(skipped)
     chooses = chooser(options)
     cases = [c for c in found if chooses(c.example)]
-    in_a_shard = chosen_elsewhere or any(map(_chooser_of_every_shard(options), (c.example for c in found)))
+    in_a_shard = bool(cases) or chosen_elsewhere or any(map(_chooser_of_every_shard(options), (c.example for c in found)))
     return GoldenRun(run_stored(cases, runner, options, on_result), skipped,
                      frozenset(c.example.version.label for c in found) | passed_over, in_a_shard)
 
