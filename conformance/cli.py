@@ -19,8 +19,8 @@ from rich.table import Table
 
 from . import casefile, registry, strategies
 from .errors import ConformError, UsageError
-from .execute import (DEFAULT_MAX_ELEMENTS, RunOptions, check_case_ids_found, parse_shard, plan, planned_count, run_examples,
-                      select_examples, shard_scope, shrink_failures)
+from .execute import (DEFAULT_MAX_ELEMENTS, RunOptions, check_case_ids_found, chose_nothing, parse_shard, plan, planned_count,
+                      run_examples, select_examples, shard_scope, shrink_failures)
 from .parallel import WorkerPool, shrink_side_by_side, shrinks_side_by_side, worker_count
 from .expectations import apply as apply_expectations
 from .expectations import load as load_expectations
@@ -280,11 +280,9 @@ def _golden_count(units: list, options: RunOptions) -> int | None:
 
 
 def _check_golden_selection(run, paths: list[Path], options: RunOptions) -> None:
-    """As `check_selection` for a generated run: every `--case` found, and at least one test run,
-    unless this is one shard of the tests and another shard holds one (with `--case`, the shard
-    that owns a missing id reports it)."""
+    """As `check_selection` for a generated run: every `--case` found, and at least one test run."""
     check_case_ids_found([r.example for r in run.results], options)
-    if not run.results and (options.shard[1] == 1 or not (options.case_ids or run.chosen_in_a_shard)):
+    if chose_nothing(bool(run.results), options, lambda: run.chosen_in_a_shard):
         found = sorted(run.found) or ["none that conform can run"]
         raise UsageError(f"no golden test to run{shard_scope(options)} under {', '.join(map(str, paths))} with these options "
                          f"(tests found: {', '.join(found)}; skipped: {len(run.skipped)})")

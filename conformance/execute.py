@@ -192,23 +192,25 @@ def check_case_ids_found(examples, options: RunOptions) -> None:
 
 
 def check_selection(examples, options: RunOptions) -> None:
-    """The cases a generated run chose: every `--case` id found, and at least one case.
-
-    A run of nothing would exit 0 and read as a pass in CI. An empty shard is the exception when
-    other shards hold the selection; when none does, every shard says so.
-    """
+    """The cases a generated run chose: every `--case` id found, and at least one case."""
     check_case_ids_found(examples, options)
-    if not examples and (options.shard[1] == 1 or _empty_in_every_shard(options)):
+    if chose_nothing(bool(examples), options, lambda: bool(plan(whole_run(options)))):
         raise UsageError(f"nothing to run{shard_scope(options)}: {_why_nothing(options)}")
 
 
-def _empty_in_every_shard(options: RunOptions) -> bool:
-    """Whether no shard of the run holds a case. Asked only by a shard with none: it plans the
-    whole run again (reading the case files). With `--case`, the shard that owns an id missing
-    from every shard reports it, so an id-picked shard is never empty everywhere unreported."""
-    if options.case_ids:
+def chose_nothing(chosen: bool, options: RunOptions, a_shard_holds_one: Callable[[], bool]) -> bool:
+    """Whether a run ran nothing, and so must not exit 0 (it would read as a pass in CI): it chose
+    no case (`chosen` false), and it is not sharded or no shard holds a case (`a_shard_holds_one`,
+    asked only then). With `--case`, an empty shard is no error: the shard that owns an id missing
+    from every shard reports it (`check_case_ids_found`)."""
+    if chosen:
         return False
-    return not plan(dataclasses.replace(options, shard=(1, 1)))
+    return options.shard[1] == 1 or not (options.case_ids or a_shard_holds_one())
+
+
+def whole_run(options: RunOptions) -> RunOptions:
+    """The options with every shard of the run chosen."""
+    return dataclasses.replace(options, shard=(1, 1))
 
 
 def shard_scope(options: RunOptions) -> str:

@@ -25,7 +25,7 @@ import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import Callable, Iterable
 
 import numpy as np
 import onnx
@@ -38,7 +38,7 @@ from .compare import SKIPPED as SKIPPED_OUTCOME
 from .dtypes import from_elem_type, from_numpy
 from .errors import ConformError, UsageError
 from .execute import (DEFAULT_MAX_ELEMENTS, Result, RunOptions, Staged, WorkUnit, _output_rank, check_selection,
-                      chooser, examples_of, expected_for, planned_ids, run_staged, too_large)
+                      chooser, examples_of, expected_for, planned_ids, run_staged, too_large, whole_run)
 from .model import BuiltModel, build
 from .reference import covered_ops, for_op
 from .reference.base import Expected
@@ -658,7 +658,7 @@ def run_golden(unit: GoldenUnit, runner: Runner, options: RunOptions, on_result:
     on_skipped(skipped)
     chooses = chooser(options)
     cases = [c for c in found if chooses(c.example)]
-    in_a_shard = bool(cases) or chosen_elsewhere or any(map(_chooser_of_every_shard(options), (c.example for c in found)))
+    in_a_shard = bool(cases) or chosen_elsewhere or any(map(chooser(whole_run(options)), [c.example for c in found]))
     return GoldenRun(run_stored(cases, runner, options, on_result), skipped,
                      frozenset(c.example.version.label for c in found) | passed_over, in_a_shard)
 
@@ -678,7 +678,7 @@ def _chosen_paths(paths: Iterable[Path], options: RunOptions) -> tuple[list[Path
     chooses one of them."""
     if not chooses_among(options):
         return list(paths), frozenset(), False
-    chooses, in_any_shard = chooser(options), _chooser_of_every_shard(options)
+    chooses, in_any_shard = chooser(options), chooser(whole_run(options))
     kept, passed_over, chosen_elsewhere = [], set(), False
     for path in paths:
         declared = _declared_data_sets(path)
@@ -688,11 +688,6 @@ def _chosen_paths(paths: Iterable[Path], options: RunOptions) -> tuple[list[Path
             passed_over.add(declared[0].version.label)
             chosen_elsewhere = chosen_elsewhere or any(map(in_any_shard, declared))
     return kept, frozenset(passed_over), chosen_elsewhere
-
-
-def _chooser_of_every_shard(options: RunOptions) -> Callable[[Any], bool]:
-    """Whether some shard of the run chooses a case: the options' choice, shards aside."""
-    return chooser(dataclasses.replace(options, shard=(1, 1)))
 
 
 @dataclass(frozen=True)
