@@ -6,7 +6,7 @@ the command line's typer, rich and every report format (a runtime worker starts 
 time).
 
 The commands that may start workers (`run`, `diff`, `verify`, `generate`) start the fork server their workers
-come from first thing, so that its imports run beside this process's own (see `runners.lifetime`).
+come from first thing, so that its imports run beside this process's own (see `lifetime`).
 """
 
 import sys
@@ -16,7 +16,7 @@ WORKER_COMMANDS = ("run", "diff", "verify", "generate")
 
 def main() -> None:
     if sys.argv[1:2] and sys.argv[1] in WORKER_COMMANDS:
-        from .runners.lifetime import start_server
+        from .lifetime import start_server
 
         start_server()
     from .cli import main as run_command_line

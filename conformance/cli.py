@@ -31,7 +31,7 @@ from .report import FAILING, exit_code, json_report
 from .model import MODES
 from .output import check_writable, is_stream
 from .runners import OPTIMIZATIONS, RunnerSpec, make_runner
-from .runners.lifetime import settle_imports
+from .lifetime import settle_imports
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help="Spec-conformance tests for ONNX operators.")
 out = Console()

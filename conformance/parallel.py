@@ -51,7 +51,7 @@ from .golden import GenerateUnit, GoldenRun, GoldenUnit, run_golden, verify_unit
 from .runners import Runner, RunnerSpec
 from .runners.isolated import IsolatedRunner
 from .runners.isolated import death as _death
-from .runners.lifetime import serve, start_own_server, start_worker
+from .lifetime import serve, start_own_server, start_worker
 
 Task = WorkUnit | ShrinkTask | GoldenUnit | GenerateUnit  # what a worker is given
 

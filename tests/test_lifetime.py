@@ -13,7 +13,7 @@ import time
 import pytest
 
 from conftest import BACKENDS, with_test_backends
-from conformance.runners.lifetime import start_method, start_server, start_worker
+from conformance.lifetime import start_method, start_server, start_worker
 
 linux_only = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
 
@@ -57,6 +57,19 @@ def test_every_command_that_takes_jobs_starts_the_fork_server_first_thing():
     commands = typer.main.get_command(app).commands
     taking_jobs = {name for name, command in commands.items() if any(p.name == "jobs" for p in command.params)}
     assert {"run", "verify", "generate"} <= taking_jobs <= set(WORKER_COMMANDS)
+
+
+def test_what_starts_the_fork_server_is_quick_to_import():
+    # The command starts the server before its own imports; when this module lived in
+    # `conformance.runners`, importing it imported that package's numpy and onnx first (~0.25-0.4 s),
+    # and the server, importing its own, was still busy when the first workers were asked for.
+    import subprocess
+    import sys
+
+    probe = ("import sys, conformance.__main__, conformance.lifetime; "
+             "print(sorted(m for m in ('numpy', 'onnx', 'conformance.runners', 'conformance.model') if m in sys.modules))")
+    completed = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)
+    assert completed.stdout.strip() == "[]", completed.stderr
 
 
 def test_the_command_leaves_what_it_imported_out_of_cycle_collections(monkeypatch):
@@ -136,7 +149,7 @@ def _gone(pid: int) -> bool:
 
 REQUESTER = """
 import sys, time
-from conformance.runners.lifetime import start_worker
+from conformance.lifetime import start_worker
 import worker_probes
 if __name__ == "__main__":
     process, connection = start_worker(worker_probes.stay, ())
@@ -165,7 +178,7 @@ def test_a_worker_dies_with_the_process_that_asked_for_it_whoever_forked_it(tmp_
 def test_without_a_fork_server_workers_are_spawned_and_still_start(probes, monkeypatch):
     import multiprocessing.forkserver
 
-    from conformance.runners import lifetime
+    from conformance import lifetime
 
     def no_socket():
         raise OSError(36, "File name too long")

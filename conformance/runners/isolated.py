@@ -25,7 +25,7 @@ import onnx
 from ..model import BuiltModel
 from . import RunnerSpec
 from .base import RunOutput
-from .lifetime import serve, start_worker
+from ..lifetime import serve, start_worker
 from .wire import dump_case, pack_output, unpack_case, unpack_output
 
 

@@ -13,7 +13,7 @@ def _threads(pid: int) -> int:
 
 
 def what_it_found(connection) -> None:
-    from conformance.runners.lifetime import start_method
+    from conformance.lifetime import start_method
 
     linux = sys.platform.startswith("linux")
     connection.send({
@@ -34,7 +34,7 @@ def stay(connection) -> None:
 
 def with_a_server_of_its_own(connection) -> None:
     """What a worker started by a worker with a fork server of its own found."""
-    from conformance.runners.lifetime import start_own_server, start_worker
+    from conformance.lifetime import start_own_server, start_worker
 
     start_own_server()
     process, inner = start_worker(what_it_found, ())
@@ -43,7 +43,7 @@ def with_a_server_of_its_own(connection) -> None:
 
 
 def with_a_server_of_its_own_then_stay(connection) -> None:
-    from conformance.runners.lifetime import start_own_server, start_worker
+    from conformance.lifetime import start_own_server, start_worker
 
     start_own_server()
     process, inner = start_worker(stay, ())

@@ -34,7 +34,7 @@ from multiprocessing.connection import Connection, wait
 from multiprocessing.process import BaseProcess
 from typing import Any, Callable
 
-from ..errors import UnavailableError
+from .errors import UnavailableError
 
 _PR_SET_PDEATHSIG = 1
 
