@@ -24,7 +24,7 @@ from __future__ import annotations
 import difflib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 
 import yaml
 
@@ -121,8 +121,13 @@ def case_files(roots: Iterable[Path]) -> list[Path]:
     return found
 
 
-def load_files(paths: Iterable[Path]) -> list[CaseFile]:
-    """Load and validate every file; raises one CaseFileError listing every problem found."""
+def load_files(paths: Iterable[Path], expanded: Callable[[OpVersion], bool] = lambda version: True) -> list[CaseFile]:
+    """Load and validate every file; raises one CaseFileError listing every problem found.
+
+    Every file is read and every case's structure checked. A case's values are checked by expanding
+    it into Examples, in each of its versions that `expanded` picks: a run expands the versions it
+    runs (the values of the others are checked when they run, and by `conform list`).
+    """
     problems = Problems()
     loaded = [f for f in (_load_file(p, problems) for p in paths) if f is not None]
     names: dict[tuple[str, str], str] = {}
@@ -134,7 +139,7 @@ def load_files(paths: Iterable[Path]) -> list[CaseFile]:
             names[key] = f"{case_file.path}:{case.line}"
     for case_file in loaded:
         for case in case_file.cases:
-            case_file.examples[case.name] = _validate_by_expanding(case, case_file.path, problems)
+            case_file.examples[case.name] = _validate_by_expanding(case, case_file.path, problems, expanded)
     problems.raise_if_any()
     return loaded
 
@@ -265,11 +270,11 @@ def _expectation(value: Any, path: str, problems: Problems) -> Expectation | Non
     return Expectation(output=value.get("output"), error=value.get("error"))
 
 
-def _validate_by_expanding(case: Case, path: str, problems: Problems) -> list[Example]:
+def _validate_by_expanding(case: Case, path: str, problems: Problems, expanded: Callable[[OpVersion], bool]) -> list[Example]:
     try:
         _check_dtypes_exist_somewhere(case, applicable_versions(case))
         made: dict[tuple, Any] = {}  # one array per written value and dtype, shared by the versions the case expands to
-        return [e for version in applicable_versions(case) for e in expand(case, version, made)]
+        return [e for version in applicable_versions(case) if expanded(version) for e in expand(case, version, made)]
     except (ValueProblem, ConformError) as error:
         problems.add(path, case.line, f"case '{case.name}': {getattr(error, 'message', error)}")
         return []
@@ -383,11 +388,14 @@ def _attribute(version: OpVersion, name: str, written: Any, binding: dict, refer
     return written
 
 
-def load_examples(op: str, roots: Iterable[Path] = (BUILTIN_CASES,)) -> list[Example]:
-    """Every Example of every case file for `op` (validated across all files), in file order."""
+def load_examples(op: str, roots: Iterable[Path] = (BUILTIN_CASES,), since_versions: Iterable[int] | None = None) -> list[Example]:
+    """Every Example of every case file for `op` (in `since_versions`, when given), in file order;
+    every file is read and checked, and the cases of `op` in those versions expanded (`load_files`)."""
+    wanted = None if since_versions is None else frozenset(since_versions)
+    expanded = lambda v: v.op == op and (wanted is None or v.since_version in wanted)
     return [
         example
-        for case_file in load_files(case_files(roots))
+        for case_file in load_files(case_files(roots), expanded)
         if case_file.op == op
         for case in case_file.cases
         for example in case_file.examples[case.name]

@@ -150,6 +150,33 @@ def test_a_selection_no_shard_holds_is_an_error_in_every_shard(conform, tmp_path
         assert not result.report_path.exists()
 
 
+STEPS_IN_EVERY_VERSION = """\
+op: Slice
+cases:
+  - name: stepped
+    versions: [1, 13]
+    dtypes: [float]
+    inputs: {data: [1.0, 2.0, 3.0], starts: [0], ends: [2], axes: [0], steps: [1]}
+"""
+
+
+def test_a_run_checks_the_values_of_the_versions_it_runs_and_list_checks_every_one(conform, tmp_path):
+    # A run expands the case files' cases only in the op versions it runs (the main job's plan:
+    # 0.20 s -> 0.08 s); every file is still read and its structure checked, whatever its op.
+    (tmp_path / "stepped.yaml").write_text(STEPS_IN_EVERY_VERSION)
+    (tmp_path / "clip_typo.yaml").write_text("op: Clip\ncases:\n  - name: x\n    dtypse: [float]\n")
+    only = ("--only-cases", "stepped.yaml", "--no-hypothesis")
+    ran = conform("run", "--op", "Slice", "--opset", "13", *only)
+    assert ran.code == 0 and [r["id"] for r in ran.report["results"]] == [f"Slice-13/stepped/float/{t}" for t in ("int32", "int64")], ran.stderr
+    why = "case 'stepped': 'steps' is neither an input nor an attribute of Slice-1"
+    assert_clean_error(conform("run", "--op", "Slice", "--opset", "1", *only), 2, "stepped.yaml:3", why)
+    assert_clean_error(conform("run", "--op", "Slice", *only), 2, "stepped.yaml:3", why)
+    listed = conform("list", "--only-cases", "stepped.yaml")
+    assert listed.code == 2 and "stepped.yaml:3" in listed.stderr and why in listed.stderr, listed.stderr
+    typo = conform("run", "--op", "Slice", "--opset", "13", *only, "--only-cases", "clip_typo.yaml")
+    assert_clean_error(typo, 2, "clip_typo.yaml:4", "did you mean 'dtypes'")
+
+
 def test_a_case_folder_without_case_files_is_exit_2(conform, tmp_path):
     (tmp_path / "empty").mkdir()
     assert_clean_error(conform("run", "--op", "Clip", "--only-cases", "empty"), 2, "empty: no case files (*.yaml, *.yml)")
