@@ -120,8 +120,8 @@ def plan(options: RunOptions) -> list[WorkUnit]:
     units = []
     if options.use_yaml:
         # Chosen here, not only in the worker: a unit of cases that are not run costs pickling both ways.
-        run = [v.since_version for v in chosen_versions]
-        examples = selected(casefile.load_examples(reference.op, options.case_roots, run), options)
+        since_versions = [v.since_version for v in chosen_versions]
+        examples = selected(casefile.load_examples(reference.op, options.case_roots, since_versions), options)
         units += [WorkUnit(tuple(examples[i:i + YAML_CHUNK])) for i in range(0, len(examples), YAML_CHUNK)]
     if options.use_hypothesis and options.examples > 0:
         units += [WorkUnit(version=v, binding=tuple(b.items()))
