@@ -271,12 +271,16 @@ def test_a_progress_bar_whose_total_hypothesis_does_not_know_says_so(conform_on_
 def test_the_entry_module_imports_nothing_so_worker_processes_start_light():
     # multiprocessing starts every worker (the isolated runtime's, --jobs') by importing the main
     # module again: the `conform` command's must not pull in the command line and its libraries.
+    # Nor may what it imports to start the fork server first thing: when that module lived in
+    # `conformance.runners`, importing it imported that package's numpy and onnx first (~0.25-0.4 s),
+    # and the server, importing its own, was still busy when the first workers were asked for.
     import subprocess
     import sys
     from importlib.metadata import entry_points
 
-    heavy = ("conformance.cli", "typer", "rich", "hypothesis", "onnxruntime")
-    probe = f"import sys, conformance.__main__; print([m for m in {heavy!r} if m in sys.modules])"
+    heavy = ("conformance.cli", "typer", "rich", "hypothesis", "onnxruntime",
+             "numpy", "onnx", "conformance.runners", "conformance.model")
+    probe = f"import sys, conformance.__main__, conformance.lifetime; print([m for m in {heavy!r} if m in sys.modules])"
     completed = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)
     assert completed.stdout.strip() == "[]", completed.stderr
     assert entry_points(group="console_scripts")["conform"].value == "conformance.__main__:main"

@@ -59,19 +59,6 @@ def test_every_command_that_takes_jobs_starts_the_fork_server_first_thing():
     assert {"run", "verify", "generate"} <= taking_jobs <= set(WORKER_COMMANDS)
 
 
-def test_what_starts_the_fork_server_is_quick_to_import():
-    # The command starts the server before its own imports; when this module lived in
-    # `conformance.runners`, importing it imported that package's numpy and onnx first (~0.25-0.4 s),
-    # and the server, importing its own, was still busy when the first workers were asked for.
-    import subprocess
-    import sys
-
-    probe = ("import sys, conformance.__main__, conformance.lifetime; "
-             "print(sorted(m for m in ('numpy', 'onnx', 'conformance.runners', 'conformance.model') if m in sys.modules))")
-    completed = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)
-    assert completed.stdout.strip() == "[]", completed.stderr
-
-
 def test_the_command_leaves_what_it_imported_out_of_cycle_collections(monkeypatch):
     import gc
 
