@@ -6,6 +6,7 @@ import json
 import os
 import re
 import select
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -14,6 +15,16 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 BACKENDS = Path(__file__).resolve().parent / "backends"
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _sigint_heard():
+    """Tests interrupt runs with SIGINT, in this process and in the runs it starts. A job a shell
+    starts in the background begins with SIGINT ignored, and its children inherit that: those
+    tests would then wait on a run that never stops. Heard here, it is heard in every child too."""
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, previous)
 
 
 def with_test_backends() -> dict[str, str]:
