@@ -31,7 +31,7 @@ import numpy as np
 import onnx
 from onnx import numpy_helper
 
-from . import __version__
+from . import tool_versions
 from .case import Example, case_id
 from .compare import AMBIGUOUS, PASS, Verdict, judge
 from .compare import SKIPPED as SKIPPED_OUTCOME
@@ -164,7 +164,7 @@ def _write_planned(out: Path, name: str, files: dict[str, bytes]) -> None:
 
 def _write_manifest(options: GenerateOptions, entries: list[dict], complete: bool) -> dict:
     manifest = {
-        "tool": {"conform": __version__, "onnx": onnx.__version__, "numpy": np.__version__},
+        "tool": tool_versions(),
         "seed": options.seed,
         "include_ambiguous": options.include_ambiguous,
         "complete": complete,

@@ -247,6 +247,22 @@ def test_merging_reports_of_different_runs_is_refused(conform, shard_reports, tm
     assert not (tmp_path / "m.json").exists()
 
 
+def test_shards_run_with_another_hypothesis_are_not_merged(conform, shard_reports, tmp_path):
+    # The same seed draws other cases with another hypothesis: such shards would merge into a run
+    # that repeats some cases and misses others, so the report names the versions and merge refuses.
+    from importlib.metadata import version
+
+    doc = json.loads(shard_reports["2/3"].read_text())
+    assert doc["tool"]["hypothesis"] == version("hypothesis") and doc["tool"]["conform"] == version("conform")
+    doc["tool"]["hypothesis"] = "6.0.0"
+    other = tmp_path / "2of3-older-hypothesis.json"
+    other.write_text(json.dumps(doc))
+    result = conform("merge", str(shard_reports["1/3"]), str(other), str(shard_reports["3/3"]), "--report-json", "m.json")
+    message = " ".join(result.stderr.split())  # the long paths wrap it
+    assert result.code == 2 and f"are not shards of one run: tool hypothesis '{version('hypothesis')}' vs '6.0.0'" in message
+    assert "install the same ones for every shard" in message and not (tmp_path / "m.json").exists()
+
+
 def test_a_case_id_with_shards_is_run_by_the_shard_that_holds_it_and_misspelt_reported_by_one(conform, tmp_path):
     runs, misspelt = [], []
     for shard in ("1/2", "2/2"):

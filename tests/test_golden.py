@@ -84,7 +84,7 @@ def test_invalid_and_ambiguous_cases_are_listed_not_written(conform, tmp_path):
     conform("generate", "--op", "Clip", "--opset", "13", "--no-hypothesis", "--include-ambiguous", "--force", "--out", str(out))
     assert (out / ambiguous["name"] / "model.onnx").is_file()
     manifest = json.loads((out / "manifest.json").read_text())
-    assert {"conform", "onnx", "numpy"} <= set(manifest["tool"])
+    assert {"conform", "hypothesis", "onnx", "numpy"} <= set(manifest["tool"])
     written = next(t for t in manifest["tests"] if t["status"] == "written")
     assert len(written["hash"]) == 64 and written["source"].startswith("yaml:")
 

@@ -8,14 +8,12 @@ from __future__ import annotations
 
 import json
 import math
-import platform
 from pathlib import Path
 from typing import Any
 
 import numpy as np
-import onnx
 
-from .. import __version__
+from .. import tool_versions
 from ..dtypes import from_numpy
 from ..output import write_atomic
 from ..values import format_scalar
@@ -126,11 +124,9 @@ def _expected(expected) -> dict:
 
 
 def document(results, runner_info: dict, seed: int | None, options: dict) -> dict:
-    import numpy
-
     with cycle_collection_paused():
         return {
-            "tool": {"conform": __version__, "onnx": onnx.__version__, "numpy": numpy.__version__, "python": platform.python_version()},
+            "tool": tool_versions(),
             "runner": runner_info,
             "seed": seed,
             "options": options,

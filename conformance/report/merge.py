@@ -24,15 +24,19 @@ def _read(path: Path) -> dict:
 
 
 # What every shard of one run has in common; reports that differ here hold different cases or
-# judge them differently, and one merged report would claim a run nobody made.
-SAME_RUN = ("runner", "seed", "options")
+# judge them differently, and one merged report would claim a run nobody made. The tool versions
+# are among them: the same seed draws the same cases only with the same hypothesis (and conform,
+# numpy, ml_dtypes, onnx), and shards installed at different times can get different ones.
+SAME_RUN = ("tool", "runner", "seed", "options")
+HINTS = {"tool": " (the same seed gives the same cases only with the same versions: install the same ones for every shard)"}
 
 
 def _check_one_run(docs: list[dict], paths: list[Path]) -> None:
     for doc, path in zip(docs[1:], paths[1:]):
         for key in SAME_RUN:
             if doc.get(key) != docs[0].get(key):
-                raise UsageError(f"{paths[0]} and {path} are not shards of one run: {_difference(key, docs[0].get(key), doc.get(key))}")
+                raise UsageError(f"{paths[0]} and {path} are not shards of one run: "
+                                 f"{_difference(key, docs[0].get(key), doc.get(key))}{HINTS.get(key, '')}")
 
 
 def _difference(key: str, first, other) -> str:
