@@ -113,3 +113,49 @@ def test_diff_against_an_onnxruntime_provider_name_means_that_provider_not_a_bac
         pytest.skip("CUDA is available here")
     with pytest.raises(UnavailableError, match=r"provider 'cuda' \(CUDAExecutionProvider\) not available"):
         runner_from_name("CUDAExecutionProvider", isolate=False, timeout=10)
+
+
+def _a_staged_slice_case():
+    from conformance.execute import Staged, stage
+
+    options = RunOptions(op="Slice", opset=13, dtypes=("float",), use_hypothesis=False, case_ids=("Slice-13/spec_example_1/float/int64",))
+    staged = stage(select_examples(options)[0], make_runner(), options)
+    assert isinstance(staged, Staged)
+    return staged
+
+
+def test_a_session_runs_through_onnxruntimes_binding_not_the_wrapper_that_retries_on_cpu():
+    # The public InferenceSession.run, when a provider fails a run, prints to stdout and runs the
+    # case again on CPU: a conformance run must see that failure, so the runner never calls it.
+    import onnxruntime
+
+    from conformance.runners.onnxruntime import _Session, session_options
+
+    staged = _a_staged_slice_case()
+    inference = onnxruntime.InferenceSession(staged.built.data, session_options(onnxruntime, "cpu", "on"),
+                                             providers=["CPUExecutionProvider"])
+    inference.run = lambda *args, **kwargs: pytest.fail("the public wrapper was called")
+    outputs = _Session(inference).run(staged.built.feeds)
+    expected = staged.expected.readings[0].outputs[0]
+    assert len(outputs) == 1 and outputs[0].dtype == expected.dtype and outputs[0].tolist() == expected.tolist()
+
+
+def test_a_session_without_the_binding_runs_through_the_public_call_naming_every_output():
+    from conformance.runners.onnxruntime import _Session
+
+    class PublicOnly:
+        """An InferenceSession as a later onnxruntime might shape it: no `_sess`."""
+
+        def __init__(self) -> None:
+            self.calls = []
+
+        def get_outputs(self):
+            return [type("Output", (), {"name": name})() for name in ("values", "indices")]
+
+        def run(self, names, feeds):
+            self.calls.append((names, feeds))
+            return ["ran"]
+
+    inference = PublicOnly()
+    assert _Session(inference).run({"data": 1}) == ["ran"]
+    assert inference.calls == [(["values", "indices"], {"data": 1})]
