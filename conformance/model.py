@@ -56,18 +56,20 @@ def build(example: Example, output_dtype: str, output_rank: int, mode: str = "in
     Models are remembered by what shapes them (types, ranks, attributes, embedded values), so the
     many examples that share a model share one ModelProto and one bytes object.
     """
-    embedded = () if mode == "input" else tuple(n for n, a in example.inputs.items() if a is not None and n not in data_inputs)
-    key = (example.version, mode, output_dtype, output_rank,
-           tuple(_input_key(example.inputs.get(f.name), f.name in embedded) for f in example.version.inputs),
-           tuple((name, value_key(value)) for name, value in sorted(example.attributes.items())))
+    version = example.version
+    present = [(name, example.inputs.get(name)) for name in version.input_names]
+    embedded = () if mode == "input" else tuple(n for n, a in present if a is not None and n not in data_inputs)
+    # The op and since-version stand for the version: their hashes are cached, an OpVersion's is computed.
+    key = (version.op, version.since_version, mode, output_dtype, output_rank,
+           tuple([_input_key(array, name in embedded) for name, array in present]),
+           _attributes_key(example.attributes))
     found = _MODELS.get(key)
     if found is None:
         found = _MODELS[key] = _build(example, output_dtype, output_rank, mode, embedded)
         if len(_MODELS) > MODEL_CACHE_SIZE:
             del _MODELS[next(iter(_MODELS))]
     model, data, elem_types = found
-    feeds = {f.name: example.inputs[f.name] for f in example.version.inputs
-             if example.inputs.get(f.name) is not None and f.name not in embedded}
+    feeds = {name: array for name, array in present if array is not None and name not in embedded}
     return BuiltModel(model, data, feeds, elem_types)
 
 
@@ -81,6 +83,10 @@ def _input_key(array: np.ndarray | None, embedded: bool) -> tuple | None:
     if not embedded:
         return array.dtype, array.ndim
     return array.dtype, array.ndim, array.shape, value_key(array)
+
+
+def _attributes_key(attributes: dict) -> tuple:
+    return tuple([(name, value_key(value)) for name, value in sorted(attributes.items())]) if attributes else ()
 
 
 def value_key(value) -> object:

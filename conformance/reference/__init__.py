@@ -14,6 +14,7 @@ _REFERENCES: tuple[OpReference, ...] = (clip.REFERENCE, constant_of_shape.REFERE
 
 
 _BY_NAME = {r.op.lower(): r for r in _REFERENCES}
+_BY_EXACT_NAME = {r.op: r for r in _REFERENCES}  # a case's op, asked several times per case
 
 
 def covered_ops() -> list[str]:
@@ -22,6 +23,9 @@ def covered_ops() -> list[str]:
 
 def for_op(op: str) -> OpReference:
     """The reference for an op name (case-insensitive); UsageError listing the covered ops."""
+    found = _BY_EXACT_NAME.get(op)
+    if found is not None:
+        return found
     if op.lower() in _BY_NAME:
         return _BY_NAME[op.lower()]
     raise UsageError(f"unknown op '{op}' (covered: {', '.join(covered_ops())})")

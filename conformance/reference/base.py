@@ -107,7 +107,11 @@ class OpReference:
         """How many elements the output would have, computed without allocating it."""
         if self.output_elements_from is not None:
             return self.output_elements_from(example)
-        return max((a.size for a in example.inputs.values() if a is not None), default=0)
+        largest = 0
+        for array in example.inputs.values():  # a loop, not max() over a generator: asked for every case
+            if array is not None and array.size > largest:
+                largest = array.size
+        return largest
 
     def output_dtype(self, example: Example) -> str:
         return example.types[self.output_param]

@@ -124,9 +124,12 @@ class Slice1(VersionSemantics):
         return Invalid("steps-zero", STEPS_ZERO) if 0 in steps else None
 
     def check_axes(self, axes: list[int], rank: int) -> Invalid | None:
-        if not self.negative_axes and any(a < 0 for a in axes):
+        if not axes:
+            return None
+        lowest, highest = min(axes), max(axes)
+        if not self.negative_axes and lowest < 0:
             return Invalid("negative-axis", AXES_NON_NEGATIVE)
-        if any(not -rank <= a < rank for a in axes):
+        if lowest < -rank or highest >= rank:
             return Invalid("axis-out-of-range", AXES_RANGE)
         normalised = [a + rank if a < 0 else a for a in axes]
         if len(set(normalised)) != len(normalised):
