@@ -131,6 +131,34 @@ def execution() -> None:
               f" first pass {best['per case'] / cold:5.1f}x;  conform (sessions reused) / floor {best['floor'] / reused:.2f}x")
     for loop in conform_loops.values():
         loop.close()
+    _per_case_parts(native, in_process, options)
+
+
+def _per_case_parts(native: list[Staged], runner, options: RunOptions) -> None:
+    """Each step of a case on its own, over the same cases, sessions reused: where the time goes.
+    The steps add up to less than the whole loop: run back to back, Python and onnxruntime take
+    each other's caches."""
+    from conformance.execute import _output_rank, expected_for, judged, replay_command, too_large
+    from conformance.model import build
+    from conformance.reference import for_op
+
+    examples = [s.example for s in native]
+    runs = [runner.run(s.built) for s in native]
+    steps = {
+        "reference (expected_for)": lambda: [expected_for(e) for e in examples],
+        "model lookup (build)": lambda: [build(e, for_op(e.op).output_dtype(e), _output_rank(e, s.expected), "input",
+                                               for_op(e.op).data_inputs) for e, s in zip(examples, native)],
+        "replay command and size check": lambda: [(replay_command(e, runner, options), too_large(e, options.max_elements))
+                                                  for e in examples],
+        "staging whole (the three above and the record)": lambda: [stage(e, runner, options) for e in examples],
+        "the runner's call (conform's)": lambda: [runner.run(s.built) for s in native],
+        "judging and the result record": lambda: [judged(s, r, runner, options, 0.0) for s, r in zip(native, runs)],
+    }
+    print(f"   each step alone, the same {len(native)} cases, sessions reused (best of {REPEATS}), microseconds a case:")
+    for label, step in steps.items():
+        step()
+        seconds = min(timed(step)[1] for _ in range(REPEATS))
+        print(f"     {label:48s} {seconds / len(native) * 1e6:6.2f}")
 
 
 class _ConformLoop:
