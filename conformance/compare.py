@@ -135,10 +135,9 @@ def _outputs_mismatches(expected: tuple[np.ndarray, ...], actual: tuple[np.ndarr
         return [Mismatch(0, f"{len(expected)} outputs", f"{len(actual)} outputs")]
     found = []
     for index, (reference, output) in enumerate(zip(expected, actual)):
-        if not _identical_bytes(reference, output):  # checked here first: most cases match, bit for bit
-            differs = mismatch(index, reference, output, strict_zero)
-            if differs is not None:
-                found.append(differs)
+        differs = mismatch(index, reference, output, strict_zero)
+        if differs is not None:
+            found.append(differs)
     return found
 
 

@@ -127,8 +127,7 @@ class OnnxRuntimeRunner:
         return outcome
 
     def _fallback(self, built: BuiltModel, session) -> str | None:
-        if self.provider == "cpu":
-            return None
+        """Why a provider other than CPU handed the node to another one, or None; asked once per model."""
         if built.data not in self._checked_fallback:
             events = read_profile(session.end_profiling())
             self._checked_fallback[built.data] = fallback_message(
