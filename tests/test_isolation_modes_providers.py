@@ -2,6 +2,7 @@
 detection, DirectML semantics, and differential runs."""
 
 import json
+import os
 import pickle
 from pathlib import Path
 
@@ -13,6 +14,7 @@ from conformance import casefile
 from conformance.dtypes import all_names
 from conformance.providers import directml_clip_bound, directml_clip_note
 from conformance.runners.fallback import fallback_message, providers_that_ran, read_profile
+from conformance.runners import wire
 from conformance.runners.onnxruntime import session_options
 from conftest import BACKENDS, with_test_backends
 
@@ -250,7 +252,7 @@ def test_cases_in_flight_when_the_worker_dies_are_each_judged_once(monkeypatch):
 
 def test_large_cases_are_not_overlapped_into_a_deadlock():
     # Two large messages crossing in the pipe could each wait for the other side to read; a case
-    # larger than OVERLAP_BYTES is only sent once nothing else is in flight.
+    # larger than the write budget is only sent once nothing else is in flight.
     import dataclasses
 
     from conformance.execute import RunOptions, run_examples, select_examples
@@ -272,29 +274,85 @@ def test_large_cases_are_not_overlapped_into_a_deadlock():
     assert results[1].actual[0].shape == (600, 1000) and results[0].actual[0].shape == (4, 3)
 
 
-def test_small_cases_are_pipelined_within_the_byte_budget(monkeypatch):
-    # Several small cases are in flight at once (the worker never waits for the next one), but the
-    # requests in flight never add up to more than OVERLAP_BYTES, the bound that rules out deadlock.
+def test_small_cases_are_pipelined_several_to_a_write_within_the_byte_budget(monkeypatch):
+    # Many small cases are in flight at once and go several to a write (the worker never waits for
+    # the next one), but the requests in flight never add up to more than the channel's write
+    # budget, the bound that rules out deadlock.
     from conformance.execute import RunOptions, run_examples, select_examples
     from conformance.runners import isolated, make_runner
 
     options = RunOptions(op="Slice", opset=13, dtypes=("float", "int8"), examples=5, seed=3)
     examples = select_examples(options)
-    seen = []
+    writes = []
     send = isolated.IsolatedRunner._send
-    monkeypatch.setattr(isolated.IsolatedRunner, "_send", lambda self, request, waiting: (
-        seen.append((len(waiting), sum(map(len, waiting)))), send(self, request, waiting))[-1])
+    monkeypatch.setattr(isolated.IsolatedRunner, "_send", lambda self, unsent, waiting: (
+        writes.append((len(unsent), sum(map(len, waiting)))) if unsent else None, send(self, unsent, waiting))[-1])
     runner = make_runner(isolate=True)
     try:
         piped = run_examples(examples, runner, options)
     finally:
         runner.close()
     direct = run_examples(examples, make_runner(), options)
-    assert max(depth for depth, _ in seen) >= 3
-    assert all(size <= isolated.OVERLAP_BYTES for depth, size in seen if depth > 1)
+    assert sum(count for count, _ in writes) == len(examples) and len(writes) < len(examples) / 4
+    assert runner.overlap_bytes >= wire.SMALLEST_BUDGET
+    assert all(size <= runner.overlap_bytes for count, size in writes)
     assert [r.verdict.message for r in piped] == [r.verdict.message for r in direct]
     assert all(len(p.actual) == len(d.actual) and all(a.tobytes() == b.tobytes() for a, b in zip(p.actual, d.actual))
                for p, d in zip(piped, direct))
+
+
+@pytest.mark.parametrize("raw", [True, False], ids=["file descriptor", "connection messages"])
+def test_frames_cross_a_channel_whole_in_order_however_they_were_written(raw):
+    import multiprocessing
+
+    if raw and os.name != "posix":
+        pytest.skip("reading the pipe's file descriptor is the POSIX path")
+    ours, theirs = multiprocessing.Pipe()
+    sender, receiver = wire.Channel(ours, raw), wire.Channel(theirs, raw)
+    large = bytes(range(256)) * 12_000  # 3 MB: longer than one read, and than the pipe's buffer
+    frames = [b"first", b"", b"\x00" * 9, large, b"last"]
+    import threading
+
+    writer = threading.Thread(target=lambda: (sender.send(frames[:3]), sender.send(frames[3:])))
+    writer.start()
+    received = [receiver.receive() for _ in frames]
+    writer.join()
+    assert received == frames
+    assert not receiver.has_frame()
+    ours.close()
+    with pytest.raises(EOFError):
+        receiver.receive()
+
+
+def test_one_read_takes_every_frame_that_has_arrived():
+    import multiprocessing
+
+    ours, theirs = multiprocessing.Pipe()
+    sender, receiver = wire.Channel(ours), wire.Channel(theirs)
+    for k in range(5):
+        sender.send([f"answer {k}".encode()])  # five writes, as a worker answers
+    reads = []
+    read_some = receiver.read_some
+    receiver.read_some = lambda: (reads.append(1), read_some())[-1]
+    assert [receiver.receive() for _ in range(5)] == [f"answer {k}".encode() for k in range(5)]
+    assert len(reads) == 1
+
+
+def test_the_write_budget_stays_within_what_a_pipe_takes_without_waiting():
+    # Whatever the platform's buffer, requests up to the budget, written as small as a request can
+    # be, fit in the pipe while the worker reads nothing: a write never waits on it.
+    import multiprocessing
+
+    ours, theirs = multiprocessing.Pipe()
+    channel = wire.Channel(ours)
+    budget = channel.write_budget()
+    assert wire.SMALLEST_BUDGET <= budget <= wire.LARGEST_BUDGET
+    if os.name == "posix":
+        os.set_blocking(ours.fileno(), False)
+        written = 0
+        while written < budget:  # raises BlockingIOError if the pipe would make the write wait
+            channel.send([b"r" * 112])  # 120 bytes a write with the length, smaller than any request
+            written += 120
 
 
 @pytest.mark.parametrize("name", [n for n in all_names() if n != "string"])

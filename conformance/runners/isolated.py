@@ -4,17 +4,20 @@ One worker per runner, reused across cases. If the worker dies (segfault, abort,
 case is a `crash` with the signal or exit code, and a fresh worker starts; if a case takes longer
 than the timeout, the worker is killed and replaced and the case is a `timeout`.
 
-`run_stream` keeps several cases in flight, so the worker always has the next case queued while
-this process prepares new cases and judges answered ones. The worker answers in order and reads a
-case only after answering the one before, so when it dies or hangs the case it was running is the
-oldest unanswered one: that case is the crash or timeout, and the cases sent after it go to the
-fresh worker.
+`run_stream` keeps several cases in flight, so the worker always has the next cases queued while
+this process prepares new cases and judges answered ones; they are sent several to a write, and
+answers read as many as have arrived (see `wire.Channel`). The worker answers in order and starts
+a case only after answering the one before, so when it dies or hangs the case it was running is
+the oldest unanswered one: that case is the crash or timeout, and the cases sent after it go to
+the fresh worker.
 """
 
 from __future__ import annotations
 
+import pickle
 import select
 import signal
+import time
 from collections import deque
 from functools import lru_cache
 from multiprocessing.connection import Connection
@@ -25,33 +28,41 @@ import onnx
 from ..model import BuiltModel
 from . import RunnerSpec
 from .base import RunOutput
-from ..lifetime import serve, start_worker
-from .wire import dump_case, pack_output, unpack_case, unpack_output
+from ..lifetime import start_worker
+from .wire import SMALLEST_BUDGET, Channel, dump_case, pack_output, unpack_case, unpack_output
 
 
-# The first message of every worker, once its runtime is loaded: a case's timeout starts then, so
+# The first frame of every worker, once its runtime is loaded: a case's timeout starts then, so
 # that a worker's start-up (importing the runtime takes ~0.3 s, more on a busy machine) never makes
 # its first case a timeout, nor, with a short --timeout, every case after each replacement too.
-READY = "ready"
+# Requests are pickles, so neither word can be mistaken for one.
+READY = b"ready"
+STOP = b""
 WORKER_START_SECONDS = 60.0
 
 
 def _serve(spec: RunnerSpec, connection: Connection) -> None:
     runner = spec.make()
-    connection.send(READY)
+    channel = Channel(connection)
+    try:
+        channel.send([READY])
+        while (request := channel.receive()) != STOP:
+            data, feeds, elem_types = unpack_case(pickle.loads(request))
+            answer = pack_output(runner.run(BuiltModel(_parsed(data), data, feeds, elem_types)))
+            channel.send([pickle.dumps(answer, pickle.HIGHEST_PROTOCOL)])  # each answer as soon as it is known
+    except (EOFError, OSError):
+        return  # the parent is gone
 
-    def handle(request: tuple) -> tuple:
-        data, feeds, elem_types = unpack_case(request)
-        return pack_output(runner.run(BuiltModel(_parsed(data), data, feeds, elem_types)))
 
-    serve(connection, handle)
-
-
-# A case is sent while others are in flight only when all their requests together stay within
-# this size, far below any platform's pipe buffer (macOS: 8 KiB): the send then never waits for
-# the worker, which may be busy writing an answer and not reading, so neither side can block the
-# other. A larger case waits until every earlier one is answered, and goes alone.
-OVERLAP_BYTES = 4096
+# Cases are in flight together only while all their requests stay within the channel's write
+# budget (wire.Channel.write_budget: 21 KiB on Linux, 4 KiB where pipes are small): a write then
+# never waits for the worker, which may be busy writing an answer and not reading, so neither side
+# can block the other. A larger case waits until every earlier one is answered, and goes alone.
+# Cases not yet sent go in one write once they hold a quarter of the budget; when the budget is
+# full, this process sends what it holds and reads answers until half the budget is free: those
+# answer earlier writes, which the worker has had time for, and it has the later ones to run
+# meanwhile. (A deep queue matters: with 4 KiB, ~8 of Slice-13's cases, this process caught up
+# with the worker and waited on it.)
 
 
 @lru_cache(maxsize=2048)
@@ -79,9 +90,10 @@ class IsolatedRunner:
         self._local = spec.make()  # fails here, in the parent, when the runtime is not available
         self.name = self._local.name
         self._process = None
-        self._connection: Connection | None = None
+        self._channel: Channel | None = None
         self._poller = None
         self._ready = False
+        self.overlap_bytes = SMALLEST_BUDGET  # the worker's channel's write budget, once it starts
         self.restarts = 0
 
     def describe(self) -> dict:
@@ -96,13 +108,15 @@ class IsolatedRunner:
             self._start()
 
     def _start(self) -> None:
-        self._process, self._connection = start_worker(_serve, (self.spec,), daemon=True)
+        self._process, connection = start_worker(_serve, (self.spec,), daemon=True)
+        self._channel = Channel(connection)
+        self.overlap_bytes = self._channel.write_budget()
         self._ready = False
         # Connection.poll builds a selector for every call; where the pipe is a file descriptor
         # (POSIX), one poll object per worker answers the same question for a fraction of the cost.
         self._poller = select.poll() if hasattr(select, "poll") else None
         if self._poller is not None:
-            self._poller.register(self._connection.fileno(), select.POLLIN)
+            self._poller.register(connection.fileno(), select.POLLIN)
 
     def _stop(self, kill: bool) -> str:
         process, self._process = self._process, None
@@ -111,8 +125,8 @@ class IsolatedRunner:
         if kill:
             process.kill()
         process.join(5)
-        self._connection.close()
-        self._connection, self._poller = None, None
+        self._channel.connection.close()
+        self._channel, self._poller = None, None
         self.restarts += 1
         return death(process.exitcode)
 
@@ -122,36 +136,53 @@ class IsolatedRunner:
     def run_stream(self, builts: Iterable[BuiltModel | None]) -> Iterator[RunOutput | None]:
         """An output for each model, in order, with later models sent before earlier answers are
         read; None (a case with nothing to run) gives None, after every earlier answer."""
-        waiting: deque[bytes] = deque()  # requests sent and not yet answered, oldest first
-        in_flight = 0  # their bytes together
+        waiting: deque[bytes] = deque()  # requests not answered yet, oldest first
+        unsent: list[bytes] = []  # the newest of them, not written yet
+        in_flight = unsent_bytes = 0  # the waiting requests' bytes together, and the unsent ones'
         try:
             for built in builts:
                 request = None if built is None else dump_case(built.data, built.feeds, built.elem_types)
-                room = 0 if request is None else OVERLAP_BYTES - len(request)
-                while waiting and in_flight > room:
-                    in_flight -= len(waiting[0])
-                    yield self._answer(waiting)
+                size = 0 if request is None else len(request)
+                if request is None or in_flight + size > self.overlap_bytes:
+                    self._send(unsent, waiting)
+                    unsent_bytes = 0
+                    keep = 0 if request is None else min(self.overlap_bytes // 2, self.overlap_bytes - size)
+                    while waiting and in_flight > keep:
+                        in_flight -= len(waiting[0])
+                        yield self._answer(waiting)
                 if request is None:
                     yield None
                     continue
+                self.start()  # the budget is the started worker's channel's
                 waiting.append(request)
-                in_flight += len(request)
-                self._send(request, waiting)
+                unsent.append(request)
+                in_flight += size
+                unsent_bytes += size
+                if unsent_bytes >= self.overlap_bytes // 4:  # so that the worker starts before the budget fills
+                    self._send(unsent, waiting)
+                    unsent_bytes = 0
+            self._send(unsent, waiting)
             while waiting:
                 yield self._answer(waiting)
         finally:
             if waiting:  # abandoned with answers outstanding: none may be read as another case's
                 self._stop(kill=True)
 
-    def _send(self, request: bytes, waiting: deque) -> None:
+    def _send(self, unsent: list[bytes], waiting: deque) -> None:
+        """Write the unsent requests (the newest waiting ones) in one go."""
+        if not unsent:
+            return
+        count = len(unsent)
         self.start()
         try:
-            self._connection.send_bytes(request)
+            self._channel.send(unsent)
         except OSError:
-            if len(waiting) == 1:  # the worker died between cases: this case goes to a fresh one
+            if len(waiting) == count:  # the worker died between cases: these go to a fresh one
                 self._stop(kill=True)
                 self._resend(waiting)
             # else the oldest case's answer will show the death; the rest are sent again then
+        finally:
+            unsent.clear()
 
     def _answer(self, waiting: deque) -> RunOutput:
         """The oldest waiting case's output; a crash or timeout is that case's, and the cases
@@ -163,7 +194,7 @@ class IsolatedRunner:
                 self._stop(kill=True)
                 outcome = RunOutput(error=late, fault="timeout")
             else:
-                return unpack_output(self._connection.recv())
+                return unpack_output(pickle.loads(self._channel.receive()))
         except (EOFError, OSError):
             outcome = RunOutput(error=f"the runtime's worker process died: {self._stop(kill=False)}", fault="crash")
         self._resend(waiting)
@@ -175,30 +206,38 @@ class IsolatedRunner:
         if not self._ready:
             if not self._arrives_within(WORKER_START_SECONDS):
                 return f"the runtime's worker did not start within {WORKER_START_SECONDS:g} s; worker killed"
-            self._connection.recv()  # READY
+            self._channel.receive()  # READY
             self._ready = True
         if not self._arrives_within(self.timeout):
             return f"no answer within {self.timeout:g} s; worker killed"
         return None
 
     def _arrives_within(self, seconds: float) -> bool:
-        """Whether the worker's next message arrives within `seconds`."""
+        """Whether the worker's next frame is whole within `seconds` (EOFError when it is gone)."""
+        deadline = time.monotonic() + seconds
+        while not self._channel.has_frame():
+            left = deadline - time.monotonic()
+            if left <= 0 or not self._readable(left):
+                return False
+            self._channel.read_some()
+        return True
+
+    def _readable(self, seconds: float) -> bool:
         if self._poller is None:
-            return self._connection.poll(seconds)
+            return self._channel.connection.poll(seconds)
         return bool(self._poller.poll(seconds * 1000))
 
     def _resend(self, waiting: deque) -> None:
         self.start()
         try:
-            for request in waiting:
-                self._connection.send_bytes(request)
+            self._channel.send(list(waiting))
         except OSError:
             pass  # the fresh worker died at once: the next answer shows it
 
     def close(self) -> None:
         if self._process is not None:
             try:
-                self._connection.send(None)
+                self._channel.send([STOP])
             except OSError:
                 pass
             self._stop(kill=False)

@@ -4,11 +4,20 @@ An ndarray pickles through numpy's reduce machinery, which costs several microse
 a case sends several small arrays one way and gets outputs back the other, so that cost was most of
 the isolated runner's overhead. Arrays travel here as (dtype name, shape, bytes) tuples, which
 pickle as plain data, and come back as writable arrays equal in dtype, shape and every bit.
+
+Requests and answers travel as length-prefixed frames over a `Channel`: several requests go in one
+write and one read takes every answer that has arrived, where a message each cost a write, a poll
+and two reads per case (on Slice-13's small cases, more than conform's own work on them).
 """
 
 from __future__ import annotations
 
+import os
 import pickle
+import socket
+import struct
+from collections import deque
+from multiprocessing.connection import Connection
 
 import numpy as np
 
@@ -48,3 +57,90 @@ def pack_output(output: RunOutput) -> tuple:
 def unpack_output(packed: tuple) -> RunOutput:
     outputs, error, unsupported, fault, details = packed
     return RunOutput(tuple(unpack_array(p) for p in outputs), error, unsupported, fault, details)
+
+
+_LENGTH = struct.Struct("<Q")
+READ_SIZE = 1 << 16
+LARGEST_READ = 1 << 24  # a large frame's rest is read in pieces of at most this, not allocated at once
+# Bytes that may wait unread towards the worker while a write still never waits (see write_budget):
+# at least half the smallest buffer a platform gives a pipe (macOS: 8 KiB), at most what keeps the
+# worker's queue a few milliseconds deep.
+SMALLEST_BUDGET = 4096
+LARGEST_BUDGET = 1 << 16
+
+
+class Channel:
+    """Frames over one end of a worker's pipe: `send` writes several at once, `receive` hands
+    them over one by one, reading every frame that has arrived in one go.
+
+    On POSIX it reads and writes the pipe's file descriptor directly. Elsewhere (Windows) each
+    `send` is one message of the connection and a read takes one message, holding one frame or
+    more: the frames are the same, only how bytes cross differs.
+    """
+
+    def __init__(self, connection: Connection, raw: bool | None = None) -> None:
+        self.connection = connection
+        self._raw = os.name == "posix" if raw is None else raw
+        self._fd = connection.fileno() if self._raw else -1
+        self._buffer = bytearray()
+        self._frames: deque[bytes] = deque()
+
+    def send(self, payloads: list[bytes]) -> None:
+        """Write these frames, in order, in one write where the pipe takes them whole."""
+        data = b"".join([_LENGTH.pack(len(p)) + p for p in payloads])
+        if not self._raw:
+            self.connection.send_bytes(data)
+            return
+        view = memoryview(data)
+        while view:
+            view = view[os.write(self._fd, view):]
+
+    def write_budget(self) -> int:
+        """How many bytes may wait unread in this channel's outgoing direction while a write still
+        never waits: a tenth of the socket's send buffer (Linux counts each write's bookkeeping,
+        ~800 bytes, against the buffer too, so a 300-byte write takes ~1,100 of it), within
+        SMALLEST_BUDGET and LARGEST_BUDGET; SMALLEST_BUDGET where the pipe is no socket."""
+        if not self._raw:
+            return SMALLEST_BUDGET
+        try:
+            with socket.fromfd(self._fd, socket.AF_UNIX, socket.SOCK_STREAM) as duplicate:
+                size = duplicate.getsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF)
+        except OSError:
+            return SMALLEST_BUDGET
+        return max(SMALLEST_BUDGET, min(size // 10, LARGEST_BUDGET))
+
+    def has_frame(self) -> bool:
+        """Whether a whole frame has been read and waits to be received."""
+        return bool(self._frames)
+
+    def read_some(self) -> None:
+        """Read what has arrived (waiting for at least a byte); EOFError when the other end is gone."""
+        if self._raw:
+            chunk = os.read(self._fd, self._wanted())
+            if not chunk:
+                raise EOFError("the other end of the channel closed it")
+        else:
+            chunk = self.connection.recv_bytes()
+        self._buffer += chunk
+        self._split()
+
+    def receive(self) -> bytes:
+        """The next frame, reading until one is whole."""
+        while not self._frames:
+            self.read_some()
+        return self._frames.popleft()
+
+    def _wanted(self) -> int:
+        if len(self._buffer) < _LENGTH.size:
+            return READ_SIZE
+        missing = _LENGTH.size + _LENGTH.unpack_from(self._buffer)[0] - len(self._buffer)
+        return max(READ_SIZE, min(missing, LARGEST_READ))
+
+    def _split(self) -> None:
+        buffer = self._buffer
+        while len(buffer) >= _LENGTH.size:
+            end = _LENGTH.size + _LENGTH.unpack_from(buffer)[0]
+            if len(buffer) < end:
+                return
+            self._frames.append(bytes(buffer[_LENGTH.size:end]))
+            del buffer[:end]
