@@ -8,7 +8,8 @@ For a fixed seed and a fixed set of cases it prints, as cases/second and as rati
 1. generation: YAML cases and hypothesis cases separately (and one 1,000,000-element case);
 2. conform's execution on onnxruntime CPU (reference + run + compare, sessions reused);
 3. the same cases through one session per case, as onnx's backend runner and onnx_test_runner do;
-4. a bare loop of session.run over pre-built sessions and feeds (the runtime's floor);
+4. a bare loop of session.run over pre-built sessions and feeds (the runtime's floor), and beside it a bare
+   checker (the binding, the reference's slicing, a byte comparison) to show what conform's bookkeeping costs;
 then `--jobs` scaling (beside what two processes get from this machine just then), and the wall
 time and peak memory (every process, as PSS) of a full default run of each op, a run of stored
 golden tests (`run --from`) and a `verify` of them with one job and two, and `conform diff` of
@@ -111,8 +112,10 @@ def execution() -> None:
     first = {key: timed(loop)[1] for key, loop in conform_loops.items()}  # creates the sessions
     sessions = {b.data: onnxruntime.InferenceSession(b.data, session_options(onnxruntime, "cpu", "on"),
                                                      providers=["CPUExecutionProvider"]) for b in (s.built for s in native)}
+    bare = _bare_checker(native, sessions)
     loops = {**conform_loops, "per case": lambda: _one_session_per_case(native),
-             "floor": lambda: [sessions[s.built.data].run(None, s.built.feeds) for s in native]}
+             "floor": lambda: [sessions[s.built.data].run(None, s.built.feeds) for s in native],
+             "bare checker": bare}
     best = _best_of_interleaved(loops)
     for label, isolate in (("in-process (each --jobs worker)", False), ("isolated worker (--jobs 1)", True)):
         for pass_label, seconds in (("first pass (creates sessions)", first), (f"sessions reused (best of {REPEATS})", best)):
@@ -129,9 +132,46 @@ def execution() -> None:
         reused, cold = best[isolate, "same"], first[isolate, "same"]
         print(f"     {which:10s} conform / one-session-per-case: sessions reused {best['per case'] / reused:5.1f}x,"
               f" first pass {best['per case'] / cold:5.1f}x;  conform (sessions reused) / floor {best['floor'] / reused:.2f}x")
+    print(f"   a bare checker, the least a Python one does (the session's binding, the reference's slice_array, a byte"
+          f" comparison; none of conform's records, checks, caches or clocks), {len(bare.cases)} valid cases:"
+          f" {best['bare checker'] / len(bare.cases) * 1e6:.1f} us a case; the floor's {best['floor'] / len(native) * 1e6:.1f},"
+          f" conform's in-process {best[False, 'same'] / len(native) * 1e6:.1f} and isolated {best[True, 'same'] / len(native) * 1e6:.1f}")
     for loop in conform_loops.values():
         loop.close()
     _per_case_parts(native, in_process, options)
+
+
+class _BareChecker:
+    """The valid cases of `native` as a bare loop: the session's own binding, the reference's
+    slicing (slice_array, Slice-13's clamping) and a byte comparison per case, nothing else: how
+    fast a checker in Python can be, against which conform's bookkeeping shows."""
+
+    def __init__(self, cases: list) -> None:
+        self.cases = cases
+
+    def __call__(self) -> list[bool]:
+        from conformance.reference.slice import slice_array
+
+        agree = []
+        for data, starts, ends, axes, steps, binding, names, feeds in self.cases:
+            expected = slice_array(data, starts, ends, axes, steps)
+            actual = binding.run(names, feeds, None)[0]
+            agree.append(expected.shape == actual.shape and expected.tobytes() == actual.tobytes())
+        return agree
+
+
+def _bare_checker(native: list[Staged], sessions: dict) -> _BareChecker:
+    cases = []
+    for s in native:
+        if not s.expected.is_valid:
+            continue
+        e, session = s.example, sessions[s.built.data]
+        starts, ends = e.inputs["starts"].tolist(), e.inputs["ends"].tolist()
+        rank = e.inputs["data"].ndim
+        axes = [a + rank if a < 0 else a for a in e.inputs["axes"].tolist()] if e.inputs.get("axes") is not None else list(range(len(starts)))
+        steps = e.inputs["steps"].tolist() if e.inputs.get("steps") is not None else [1] * len(starts)
+        cases.append((e.inputs["data"], starts, ends, axes, steps, session._sess, [o.name for o in session.get_outputs()], s.built.feeds))
+    return _BareChecker(cases)
 
 
 def _per_case_parts(native: list[Staged], runner, options: RunOptions) -> None:
