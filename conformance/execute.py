@@ -363,8 +363,8 @@ def _output_rank(example: Example, expected: Expected) -> int:
 # judging of the one before: the same code over and over keeps the CPU's caches warm. Per case, on
 # Slice-13's 2,118 (sessions reused): in-process 105 us one at a time, 91 by 8, 87 by 32; isolated
 # 105, 95, and 118 by 32, as its worker, holding only 4 KiB of cases then, idled while a long
-# chunk was staged (with the deeper queue since, 4 to 32 a chunk time alike). A chunk ends early once its inputs and expected outputs hold STAGE_BYTES, so
-# large cases are not held many at a time.
+# chunk was staged (with its deeper queue since, 4 to 32 a chunk time alike). A chunk ends early
+# once its inputs and expected outputs hold STAGE_BYTES, so large cases are not held many at a time.
 STAGE_CHUNK = 8
 STAGE_BYTES = 16 * 2**20
 
