@@ -383,6 +383,8 @@ def run_staged(chunks: Iterable[list[Staged | Result]], runner: Runner, options:
                on_result: Callable[[Result], None] = lambda r: None) -> list[Result]:
     """Each staged case run and judged, in order (a Result among them is one that goes no
     further); the chunks are staged as the runner asks for models, overlapped where it can."""
+    if not hasattr(runner, "run_stream"):
+        return _run_chunkwise(chunks, runner, options, on_result)
     staged: deque[Staged | Result] = deque()
     staging = [0.0]  # seconds spent staging so far: not part of the wait for any one case's output
 
@@ -393,7 +395,7 @@ def run_staged(chunks: Iterable[list[Staged | Result]], runner: Runner, options:
             yield from [item.built if isinstance(item, Staged) else None for item in chunk]
 
     results = []
-    outputs = stream(runner, models())
+    outputs = runner.run_stream(models())
     while True:
         started, staged_before = time.perf_counter(), staging[0]
         run = next(outputs, _DONE)
@@ -407,6 +409,28 @@ def run_staged(chunks: Iterable[list[Staged | Result]], runner: Runner, options:
 
 
 _DONE = object()
+
+
+def _run_chunkwise(chunks: Iterable[list[Staged | Result]], runner: Runner, options: RunOptions,
+                   on_result: Callable[[Result], None]) -> list[Result]:
+    """A chunk's cases run back to back, then judged: the runtime's code and conform's each keep
+    the CPU's caches through a chunk instead of taking them from each other every case."""
+    results = []
+    for chunk in chunks:
+        runs = [_timed_run(item, runner) for item in chunk]
+        for item, (run, seconds) in zip(chunk, runs):
+            result = item if run is None else judged(item, run, runner, options, seconds)
+            results.append(result)
+            on_result(result)
+    return results
+
+
+def _timed_run(item: Staged | Result, runner: Runner) -> tuple[RunOutput | None, float]:
+    if not isinstance(item, Staged):
+        return None, 0.0
+    started = time.perf_counter()
+    run = runner.run(item.built)
+    return run, time.perf_counter() - started
 
 
 def staged_chunks(examples: list[Example], runner: Runner, options: RunOptions) -> Iterator[list[Staged | Result]]:
@@ -435,13 +459,6 @@ def _bytes_held(item: Staged | Result) -> int:
         for array in reading.outputs:
             held += array.nbytes
     return held
-
-
-def stream(runner: Runner, models: Iterable[BuiltModel | None]) -> Iterator[RunOutput | None]:
-    """The runner's outputs for `models` in order (None for None), overlapped where it can."""
-    if hasattr(runner, "run_stream"):
-        return runner.run_stream(models)
-    return (None if built is None else runner.run(built) for built in models)
 
 
 def replay_command(example: Example, runner: Runner, options: RunOptions, extra: tuple[str, ...] = ()) -> str:
