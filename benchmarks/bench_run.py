@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import pickle
 import resource
 import subprocess
 import sys
@@ -181,9 +182,11 @@ def _per_case_parts(native: list[Staged], runner, options: RunOptions) -> None:
     from conformance.execute import _output_rank, expected_for, judged, replay_command, too_large
     from conformance.model import build
     from conformance.reference import for_op
+    from conformance.runners.wire import dump_case, pack_output, unpack_output
 
     examples = [s.example for s in native]
     runs = [runner.run(s.built) for s in native]
+    answers = [pickle.dumps(pack_output(r), pickle.HIGHEST_PROTOCOL) for r in runs]  # as the worker sends them
     steps = {
         "reference (expected_for)": lambda: [expected_for(e) for e in examples],
         "model lookup (build)": lambda: [build(e, for_op(e.op).output_dtype(e), _output_rank(e, s.expected), "input",
@@ -193,6 +196,9 @@ def _per_case_parts(native: list[Staged], runner, options: RunOptions) -> None:
         "staging whole (the three above and the record)": lambda: [stage(e, runner, options) for e in examples],
         "the runner's call (conform's)": lambda: [runner.run(s.built) for s in native],
         "judging and the result record": lambda: [judged(s, r, runner, options, 0.0) for s, r in zip(native, runs)],
+        "isolated only: packing the request": lambda: [dump_case(s.built.data, s.built.feeds, s.built.elem_types)
+                                                       for s in native],
+        "isolated only: unpacking the answer": lambda: [unpack_output(pickle.loads(a)) for a in answers],
     }
     print(f"   each step alone, the same {len(native)} cases, sessions reused (best of {REPEATS}), microseconds a case:")
     for label, step in steps.items():
