@@ -157,5 +157,6 @@ class Channel:
             end = _LENGTH.size + _LENGTH.unpack_from(buffer)[0]
             if len(buffer) < end:
                 return
-            self._frames.append(bytes(buffer[_LENGTH.size:end]))
+            with memoryview(buffer) as view:  # one copy of the frame, not a slice's and then its bytes'
+                self._frames.append(bytes(view[_LENGTH.size:end]))
             del buffer[:end]
