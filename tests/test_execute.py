@@ -19,16 +19,31 @@ def comparable(results):
 def test_staging_in_chunks_changes_no_result_nor_their_order(monkeypatch):
     examples = select_examples(OPTIONS)
     chunked = run_examples(examples, make_runner(), OPTIONS)
-    monkeypatch.setattr(execute, "STAGE_CHUNK", 1)
+    monkeypatch.setattr(execute, "IN_PROCESS_CHUNK", 1)
     one_by_one = run_examples(examples, make_runner(), OPTIONS)
-    assert len(chunked) == len(examples) > execute.STAGE_CHUNK
+    assert len(chunked) == len(examples) > execute.IN_PROCESS_CHUNK * 2
     assert comparable(chunked) == comparable(one_by_one)
+
+
+class Streaming:
+    """The in-process runner, as a runner that overlaps cases (run_stream) looks to staging."""
+
+    def __init__(self):
+        self.inner = make_runner()
+
+    def __getattr__(self, name):
+        return getattr(self.inner, name)
+
+    def run_stream(self, builts):
+        return (None if b is None else self.inner.run(b) for b in builts)
 
 
 def test_a_chunk_ends_at_its_count_or_once_it_holds_its_bytes(monkeypatch):
     examples = select_examples(OPTIONS)
     sizes = [len(chunk) for chunk in staged_chunks(examples, make_runner(), OPTIONS)]
-    assert sum(sizes) == len(examples) and set(sizes[:-1]) == {execute.STAGE_CHUNK}
+    assert sum(sizes) == len(examples) and set(sizes[:-1]) == {execute.IN_PROCESS_CHUNK}
+    streamed = [len(chunk) for chunk in staged_chunks(examples, Streaming(), OPTIONS)]
+    assert sum(streamed) == len(examples) and set(streamed[:-1]) == {execute.STAGE_CHUNK} != {execute.IN_PROCESS_CHUNK}
     monkeypatch.setattr(execute, "STAGE_BYTES", 1)  # every staged case holds at least one byte
     assert all(len(chunk) == 1 for chunk in staged_chunks(examples[:20], make_runner(), OPTIONS))
 
@@ -50,7 +65,7 @@ class SlowOn:
 
 def test_each_result_times_its_own_case_not_the_chunk_around_it():
     # Staged together, the cases after the slow one wait for it; their seconds must not say so.
-    examples = select_examples(OPTIONS)[:execute.STAGE_CHUNK]
+    examples = select_examples(OPTIONS)[:execute.IN_PROCESS_CHUNK]
     runner = SlowOn(examples[3].inputs["data"])
     slow = {i for i, e in enumerate(examples) if np.array_equal(e.inputs["data"], runner.data)}
     seconds = [r.seconds for r in run_examples(examples, runner, OPTIONS)]
