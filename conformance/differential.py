@@ -8,10 +8,10 @@ against the reference, so the report says which of them (if either) keeps to the
 from __future__ import annotations
 
 import dataclasses
-from typing import Callable
+from typing import Callable, Iterator
 
 from .compare import AMBIGUOUS, PASS, mismatch
-from .execute import Result, RunOptions, run_examples
+from .execute import Result, RunOptions, run_staged, staged_chunks
 from .errors import UsageError
 from .runners import RUNNER_NAMES, Runner, make_runner
 from .runners.onnxruntime import short_provider
@@ -60,11 +60,23 @@ def diff(examples, first: Runner, second: Runner, options: RunOptions,
     `on_result` hears each as it is made (an interrupted diff keeps those)."""
     results = []
     for start in range(0, len(examples), DIFF_CHUNK):
-        chunk = examples[start:start + DIFF_CHUNK]
-        for a, b in zip(run_examples(chunk, first, options), run_examples(chunk, second, options), strict=True):
+        # Staged once, as the first runner asks for the cases, and the same staged cases handed to
+        # the second: the reference and the models do not depend on the runner (only the replay
+        # command does, and a paired result keeps the first runner's).
+        staged: list = []
+        first_results = run_staged(_kept(staged_chunks(examples[start:start + DIFF_CHUNK], first, options), staged),
+                                   first, options)
+        for a, b in zip(first_results, run_staged(staged, second, options), strict=True):
             results.append(_paired(a, b, options))
             on_result(results[-1])
     return results
+
+
+def _kept(chunks: Iterator[list], kept: list) -> Iterator[list]:
+    """The chunks, each also appended to `kept` as it goes by."""
+    for chunk in chunks:
+        kept.append(chunk)
+        yield chunk
 
 
 def _paired(a: Result, b: Result, options: RunOptions) -> Result:
