@@ -169,6 +169,23 @@ def test_diff_streams_cases_to_each_runner_and_pairs_their_answers_case_by_case(
     assert first.streams == second.streams and max(first.streams) == DIFF_CHUNK
 
 
+def test_a_diff_works_out_each_case_s_expected_outputs_once_for_both_runners(monkeypatch):
+    from conformance import execute
+    from conformance.differential import diff
+    from conformance.execute import RunOptions, run_examples, select_examples
+    from conformance.runners import make_runner
+
+    options = RunOptions(op="Slice", opset=13, dtypes=("float",), use_hypothesis=False)
+    examples = select_examples(options)
+    asked = []
+    expected_for = execute.expected_for
+    monkeypatch.setattr(execute, "expected_for", lambda example: (asked.append(example.id), expected_for(example))[-1])
+    results = diff(examples, make_runner("reference"), make_runner(), options)
+    assert sorted(asked) == sorted(e.id for e in examples)
+    alone = run_examples(examples, make_runner(), options)  # the second runner's verdicts, as a run of its own gives them
+    assert [r.extra["against"] for r in results] == [{"outcome": r.outcome, "message": r.verdict.message} for r in alone]
+
+
 def test_a_diff_on_a_runtime_that_crashes_and_hangs_pins_each_on_its_case_and_goes_on(conform, tmp_path):
     # Streamed cases: the crash or hang is the case the worker was running, not one queued behind it.
     args = ("--op", "Slice", "--opset", "13", "--dtype", "float", "--no-hypothesis", "--backend", "crashy")
