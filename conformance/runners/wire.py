@@ -102,7 +102,7 @@ class Channel:
 
     def send(self, payloads: list[bytes]) -> None:
         """Write these frames, in order, in one write where the pipe takes them whole."""
-        data = b"".join([_LENGTH.pack(len(p)) + p for p in payloads])
+        data = b"".join([part for p in payloads for part in (_LENGTH.pack(len(p)), p)])  # each payload copied once
         if not self._raw:
             self.connection.send_bytes(data)
             return
