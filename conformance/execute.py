@@ -388,7 +388,7 @@ def run_staged(chunks: Iterable[list[Staged | Result]], runner: Runner, options:
                on_result: Callable[[Result], None] = lambda r: None) -> list[Result]:
     """Each staged case run and judged, in order (a Result among them is one that goes no
     further); the chunks are staged as the runner asks for models, overlapped where it can."""
-    if not hasattr(runner, "run_stream"):
+    if not _overlaps_cases(runner):
         return _run_chunkwise(chunks, runner, options, on_result)
     staged: deque[Staged | Result] = deque()
     staging = [0.0]  # seconds spent staging so far: not part of the wait for any one case's output
@@ -416,6 +416,12 @@ def run_staged(chunks: Iterable[list[Staged | Result]], runner: Runner, options:
 _DONE = object()
 
 
+def _overlaps_cases(runner: Runner) -> bool:
+    """Whether the runner takes a stream of cases (`run_stream`) and runs them beside this process:
+    that decides both how its cases are staged and how they are run."""
+    return hasattr(runner, "run_stream")
+
+
 def _run_chunkwise(chunks: Iterable[list[Staged | Result]], runner: Runner, options: RunOptions,
                    on_result: Callable[[Result], None]) -> list[Result]:
     """A chunk's cases run back to back, then judged: the runtime's code and conform's each keep
@@ -441,7 +447,7 @@ def _timed_run(item: Staged | Result, runner: Runner) -> tuple[RunOutput | None,
 def staged_chunks(examples: list[Example], runner: Runner, options: RunOptions) -> Iterator[list[Staged | Result]]:
     """Every example in every mode, staged, in chunks of at most STAGE_CHUNK cases (IN_PROCESS_CHUNK
     for a runner that runs them in turn) or STAGE_BYTES."""
-    count = STAGE_CHUNK if hasattr(runner, "run_stream") else IN_PROCESS_CHUNK
+    count = STAGE_CHUNK if _overlaps_cases(runner) else IN_PROCESS_CHUNK
     chunk: list[Staged | Result] = []
     held = 0
     for example in examples:

@@ -153,7 +153,6 @@ class IsolatedRunner:
                 if request is None:
                     yield None
                     continue
-                self.start()  # the budget is the started worker's channel's
                 waiting.append(request)
                 unsent.append(request)
                 in_flight += size
