@@ -57,19 +57,30 @@ def build(example: Example, output_dtype: str, output_rank: int, mode: str = "in
     many examples that share a model share one ModelProto and one bytes object.
     """
     version = example.version
-    present = [(name, example.inputs.get(name)) for name in version.input_names]
-    embedded = () if mode == "input" else tuple(n for n, a in present if a is not None and n not in data_inputs)
+    inputs = example.inputs
+    if mode == "input":
+        # The common mode, asked for every case: every present input is fed, none embedded.
+        embedded: tuple[str, ...] = ()
+        shapes = tuple([None if (array := inputs.get(name)) is None else (array.dtype, array.ndim)
+                        for name in version.input_names])
+    else:
+        present = [(name, inputs.get(name)) for name in version.input_names]
+        embedded = tuple(n for n, a in present if a is not None and n not in data_inputs)
+        shapes = tuple([_input_key(array, name in embedded) for name, array in present])
     # The op and since-version stand for the version: their hashes are cached, an OpVersion's is computed.
-    key = (version.op, version.since_version, mode, output_dtype, output_rank,
-           tuple([_input_key(array, name in embedded) for name, array in present]),
-           _attributes_key(example.attributes))
+    key = (version.op, version.since_version, mode, output_dtype, output_rank, shapes,
+           _attributes_key(example.attributes) if example.attributes else ())
     found = _MODELS.get(key)
     if found is None:
         found = _MODELS[key] = _build(example, output_dtype, output_rank, mode, embedded)
         if len(_MODELS) > MODEL_CACHE_SIZE:
             del _MODELS[next(iter(_MODELS))]
     model, data, elem_types = found
-    feeds = {name: array for name, array in present if array is not None and name not in embedded}
+    feeds = {}
+    for name in version.input_names:  # a loop, not a comprehension: asked for every case
+        array = inputs.get(name)
+        if array is not None and name not in embedded:
+            feeds[name] = array
     return BuiltModel(model, data, feeds, elem_types)
 
 
