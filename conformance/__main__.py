@@ -7,8 +7,13 @@ time).
 
 The commands that may start workers (`run`, `diff`, `verify`, `generate`) start the fork server their workers
 come from first thing, so that its imports run beside this process's own (see `lifetime`).
+
+Once the command has finished (its reports written and closed, its workers stopped), the process
+ends without the interpreter's tear-down: freeing a run's results and every module object by
+object took 0.08-0.1 s of every command, for nothing anyone reads.
 """
 
+import os
 import sys
 
 WORKER_COMMANDS = ("run", "diff", "verify", "generate")
@@ -21,7 +26,25 @@ def main() -> None:
         start_server()
     from .cli import main as run_command_line
 
-    run_command_line()
+    try:
+        run_command_line()
+    except SystemExit as done:
+        leave(done.code)
+    leave(0)
+
+
+def leave(code: object) -> None:
+    """End the process with `code` as `sys.exit` would (None is 0; a message goes to stderr, exit
+    code 1), once what is buffered for stdout and stderr is out."""
+    if code is not None and not isinstance(code, int):
+        print(code, file=sys.stderr)
+        code = 1
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            code = code or 1  # stdout closed early (a pipe whose reader left): as Python reports it
+    os._exit(code or 0)
 
 
 if __name__ == "__main__":

@@ -286,6 +286,23 @@ def test_the_entry_module_imports_nothing_so_worker_processes_start_light():
     assert entry_points(group="console_scripts")["conform"].value == "conformance.__main__:main"
 
 
+@pytest.mark.parametrize("code, status, told", [("None", 0, ""), ("3", 3, ""), ("'cannot go on'", 1, "cannot go on")])
+def test_the_command_ends_without_the_interpreters_tear_down_and_loses_nothing_it_printed(code, status, told):
+    # Freeing a run's results and modules object by object took 0.08-0.15 s of every command; the
+    # command ends as sys.exit would, with what it printed (block-buffered in a pipe) all out.
+    import os
+    import subprocess
+    import sys
+
+    buffered = {name: value for name, value in os.environ.items() if name != "PYTHONUNBUFFERED"}
+    probe = ("import atexit, sys; from conformance.__main__ import leave; atexit.register(print, 'torn down'); "
+             f"sys.stdout.write('the last line of the report'); sys.stderr.write('a note; '); leave({code})")
+    completed = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60, env=buffered)
+    assert completed.returncode == status
+    assert completed.stdout == "the last line of the report"
+    assert completed.stderr.strip() == f"a note; {told}".strip()
+
+
 def test_planning_a_run_does_not_import_hypothesis_which_only_the_workers_that_draw_need():
     # The main process of a --jobs run plans the hypothesis groups and draws none: its start-up,
     # part of every run, is ~0.08 s shorter without hypothesis's import.
