@@ -21,6 +21,7 @@ as a real run does.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import pickle
 import resource
@@ -302,16 +303,28 @@ def _pss(pid: int) -> int:
 
 def jobs_scaling() -> None:
     print("5. --jobs on 5,120 Clip cases (hypothesis only, no shrinking)")
-    print(f"   this machine before: {_two_core_ceiling()}")
+    ceiling = _two_core_ceiling()
+    print(f"   this machine before: {_ceiling_text(ceiling)}")
     common = ("run", "--op", "Clip", "--no-yaml", "--examples", "160", "--shrink", "0", "--report-json", "/tmp/bench-jobs.json")
     for isolation in ((), ("--no-isolation",)):
         one, _ = _measured(*common, "--jobs", "1", *isolation)
         two, _ = _measured(*common, "--jobs", "2", *isolation)
         label = "in-process" if isolation else "isolated (default)"
         print(f"   {label:19s} whole command: --jobs 1 {one:5.2f} s, --jobs 2 {two:5.2f} s = {one / two:.2f}x")
-        one, two = _inside_the_run(1, not isolation), _inside_the_run(2, not isolation)
-        print(f"   {'':19s} inside the run (draw, run, judge; no start-up or reports): {one:5.2f} s vs {two:5.2f} s = {one / two:.2f}x")
-    print(f"   this machine after:  {_two_core_ceiling()}")
+        inside_one, inside_two = _inside_the_run(1, not isolation), _inside_the_run(2, not isolation)
+        print(f"   {'':19s} inside the run (draw, run, judge; no start-up or reports): {inside_one:5.2f} s vs {inside_two:5.2f} s"
+              f" = {inside_one / inside_two:.2f}x")
+        serial, _ = _measured("run", "--op", "Clip", "--opset", "13", "--no-hypothesis", "--case", ONE_CASE, "--jobs", "1",
+                              *isolation, "--report-json", "/tmp/bench-jobs.json")
+        if json.loads(Path("/tmp/bench-jobs.json").read_text())["summary"]["total"] != 1:
+            print(f"   (the one-case command did not run {ONE_CASE}: name a case that exists in ONE_CASE)")
+        print(f"   {'':19s} what no worker shares: a one-case command takes {serial:4.2f} s (start-up, plan, reports, exit),"
+              f" so on this run --jobs 2 can gain at most {one / (serial + (one - serial) / ceiling):.2f}x"
+              f" at the machine's {ceiling:.2f}x")
+    print(f"   this machine after:  {_ceiling_text(_two_core_ceiling())}")
+
+
+ONE_CASE = "Clip-13/min_and_max/uint8"
 
 
 # Pure-Python work of ~0.3 s: long enough to time, short enough to repeat.
@@ -326,7 +339,7 @@ def _spin(count: int) -> float:
     return time.perf_counter() - started
 
 
-def _two_core_ceiling() -> str:
+def _two_core_ceiling() -> float:
     """What two processes get from this machine now: the same pure-Python work done by two
     processes side by side against one process doing both halves in turn (median of three). On a
     shared host this moves from one minute to the next (1.3x-2.0x seen), and no `--jobs 2` ratio
@@ -341,7 +354,11 @@ def _two_core_ceiling() -> str:
             started = time.perf_counter()
             pool.map(_spin, [_SPIN, _SPIN], chunksize=1)
             ratios.append(serial / (time.perf_counter() - started))
-    return f"the same pure-Python work in two processes side by side {sorted(ratios)[1]:.2f}x faster than in one (the most --jobs 2 can gain)"
+    return sorted(ratios)[1]
+
+
+def _ceiling_text(ceiling: float) -> str:
+    return f"the same pure-Python work in two processes side by side {ceiling:.2f}x faster than in one (the most --jobs 2 can gain)"
 
 
 def _inside_the_run(jobs: int, isolate: bool) -> float:
