@@ -58,18 +58,11 @@ def build(example: Example, output_dtype: str, output_rank: int, mode: str = "in
     """
     version = example.version
     inputs = example.inputs
-    if mode == "input":
-        # The common mode, asked for every case: every present input is fed, none embedded.
-        embedded: tuple[str, ...] = ()
-        shapes = tuple([None if (array := inputs.get(name)) is None else (array.dtype, array.ndim)
-                        for name in version.input_names])
-    else:
-        present = [(name, inputs.get(name)) for name in version.input_names]
-        embedded = tuple(n for n, a in present if a is not None and n not in data_inputs)
-        shapes = tuple([_input_key(array, name in embedded) for name, array in present])
+    embedded = () if mode == "input" else tuple(
+        name for name in version.input_names if inputs.get(name) is not None and name not in data_inputs)
+    shapes = tuple([_input_key(inputs.get(name), name in embedded) for name in version.input_names])
     # The op and since-version stand for the version: their hashes are cached, an OpVersion's is computed.
-    key = (version.op, version.since_version, mode, output_dtype, output_rank, shapes,
-           _attributes_key(example.attributes) if example.attributes else ())
+    key = (version.op, version.since_version, mode, output_dtype, output_rank, shapes, _attributes_key(example.attributes))
     found = _MODELS.get(key)
     if found is None:
         found = _MODELS[key] = _build(example, output_dtype, output_rank, mode, embedded)
