@@ -438,12 +438,23 @@ def crashes() -> None:
     print(f"   whole command: --jobs 1 {one:5.1f} s, --jobs 2 {two:5.1f} s = {one / two:.2f}x")
 
 
+def _bytecode_text() -> str:
+    """Whether the `conform` commands timed below find conform's modules compiled: without the
+    bytecode (an editable install where PYTHONDONTWRITEBYTECODE is set) each one compiles them, ~50 ms."""
+    import importlib.util
+
+    import conformance.cli
+
+    compiled = Path(importlib.util.cache_from_source(conformance.cli.__file__)).exists()
+    return "conform's modules compiled" if compiled else "conform's modules not compiled: every command compiles them (python -m compileall conformance)"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="skip the full default runs")
     parser.add_argument("--crashes", action="store_true", help="also time --jobs on a runtime that crashes and hangs")
     args = parser.parse_args()
-    print(f"onnxruntime {onnxruntime.__version__}; seed {SEED}")
+    print(f"onnxruntime {onnxruntime.__version__}; seed {SEED}; {_bytecode_text()}")
     generation()
     execution()
     if not args.quick:
