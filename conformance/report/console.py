@@ -1,4 +1,9 @@
-"""The console report, drawn with rich: a summary matrix and a readable diff for each failure."""
+"""The console report, drawn with rich: a summary matrix, and a readable diff for each kind of failure.
+
+A run's failures come in families: a case-file case that fails fails in most of its type bindings,
+and a version's hypothesis cases fail for the same few reasons in every dtype. Each family gets one
+panel, its first member in full, with the rest named in it; the JSON report holds every one.
+"""
 
 from __future__ import annotations
 
@@ -15,7 +20,8 @@ from ..values import describe
 STYLES = {PASS: "green", FAIL: "bold red", ERROR: "bold magenta", UNSUPPORTED: "yellow", AMBIGUOUS: "cyan",
           LENIENT: "blue", CRASH: "bold red", TIMEOUT: "bold red", FALLBACK: "bold red", "skipped": "dim",
           "xfail": "dim yellow", "xpass": "bold yellow"}
-MAX_DETAILED = 25
+MAX_DETAILED = 25  # panels, one a family
+MAX_NAMED = 12  # other members a panel names
 
 
 def summary_table(results) -> Table:
@@ -36,10 +42,11 @@ def summary_table(results) -> Table:
     return table
 
 
-def failure_panel(result) -> Panel:
+def failure_panel(result, others: list | tuple = ()) -> Panel:
+    """One notable result in full; `others`, the rest of its family (see `families`), named after it."""
     example, verdict = result.example, result.verdict
     body = Text()
-    variant = ", ".join(f"{k}: {result.extra[k]}" for k in ("mode", "optimizations") if k in result.extra)
+    variant = ", ".join(f"{key}: {value}" for key, value in _variant_items(result))
     body.append(f"{example.id}" + (f"  [{variant}]" if variant else "") + "\n", style="bold")
     body.append(f"source: {example.source}\n")
     if example.spec:
@@ -59,6 +66,8 @@ def failure_panel(result) -> Panel:
     for found in verdict.mismatches:
         for line in found.lines()[1:]:
             body.append(line + "\n")
+    if others:
+        body.append(_others_text(result, others) + "\n", style=STYLES.get(verdict.outcome, ""))
     body.append(f"replay: {result.replay}", style="dim")
     minimal = result.extra.get("minimal")
     if minimal and "skipped" in minimal:
@@ -67,17 +76,66 @@ def failure_panel(result) -> Panel:
         body.append("\nshrunk by hypothesis to a minimal case (saved as " + minimal["file"] + "):\n", style="bold")
         body.append(minimal["yaml"])
         body.append(f"replay the minimal case: {minimal['replay']}", style="dim")
+    saved = [m["file"] for m in (r.extra.get("minimal") for r in others) if m and "file" in m]
+    if saved:
+        body.append(f"\nthe other groups' minimal cases: {', '.join(saved)}", style="dim")
     return Panel(body, title=verdict.outcome.upper(), border_style=STYLES.get(verdict.outcome, "white"))
+
+
+def families(results) -> list[list]:
+    """Notable results by family, each in run order, families in the order of their first member:
+    a case-file case's results of one outcome (every type binding, input mode and optimization
+    level), or a version's hypothesis cases of one outcome."""
+    found: dict[tuple, list] = {}
+    for result in results:
+        example = result.example
+        name = None if example.source == "hypothesis" else example.name
+        found.setdefault((example.op, example.version.since_version, name, result.outcome), []).append(result)
+    return list(found.values())
+
+
+def _others_text(result, others) -> str:
+    outcome = result.outcome
+    if result.example.source == "hypothesis":
+        bindings = Counter(_binding(r) for r in others)
+        named = [f"{label} ({count})" for label, count in bindings.items()]
+        where = f"in {len(bindings)} type binding{'s' if len(bindings) > 1 else ''}"
+        head = f"{outcome} too: {len(others)} more hypothesis case{'s' if len(others) > 1 else ''} of {result.example.version.label}, {where}"
+    else:
+        named = [_binding(r) for r in others]
+        kinds = "type bindings and variants" if any(_variant(r) for r in others) else "type bindings"
+        head = f"{outcome} too: this case in {len(others)} more of its {kinds}"
+    listed = ", ".join(named[:MAX_NAMED]) + (f" and {len(named) - MAX_NAMED} more" if len(named) > MAX_NAMED else "")
+    return f"{head}: {listed} (each in the JSON report)"
+
+
+def _binding(result) -> str:
+    """What tells a result from the rest of its family: its type binding (the id after the case's
+    name), and its input mode and optimization level when the run had several."""
+    example = result.example
+    label = example.id[len(f"{example.version.label}/{example.name}/"):]
+    variant = _variant(result)
+    return f"{label} [{variant}]" if variant else label
+
+
+def _variant(result) -> str:
+    return ", ".join(value for _, value in _variant_items(result))
+
+
+def _variant_items(result) -> list[tuple[str, str]]:
+    """The input mode and optimization level a result ran with, where the run had several."""
+    return [(key, str(result.extra[key])) for key in ("mode", "optimizations") if key in result.extra]
 
 
 def render(results, console: Console, report_path: str | None = None,
            show: tuple[str, ...] = (FAIL, ERROR, LENIENT, CRASH, TIMEOUT, FALLBACK)) -> None:
     console.print(summary_table(results))
-    notable = [r for r in results if r.outcome in show]
-    for result in notable[:MAX_DETAILED]:
-        console.print(failure_panel(result))
-    if len(notable) > MAX_DETAILED:
-        console.print(f"... and {len(notable) - MAX_DETAILED} more; every one is in the JSON report.")
+    grouped = families([r for r in results if r.outcome in show])
+    for first, *others in grouped[:MAX_DETAILED]:
+        console.print(failure_panel(first, others))
+    if len(grouped) > MAX_DETAILED:
+        left = sum(len(family) for family in grouped[MAX_DETAILED:])
+        console.print(f"... and {left} more in {len(grouped) - MAX_DETAILED} more families; every one is in the JSON report.")
     for line in differing_variants(results):
         console.print(line, highlight=False)
     counts = Counter(r.outcome for r in results)
@@ -91,7 +149,7 @@ def differing_variants(results) -> list[str]:
     """One line per case whose outcome differs between input modes or optimization levels."""
     by_case: dict[str, dict[str, str]] = defaultdict(dict)
     for result in results:
-        variant = "/".join(str(result.extra[k]) for k in ("mode", "optimizations") if k in result.extra)
+        variant = "/".join(value for _, value in _variant_items(result))
         if variant:
             by_case[result.example.id][variant] = result.outcome
     return [

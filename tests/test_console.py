@@ -1,0 +1,120 @@
+"""The console report: one panel per family of notable results, the rest of the family named in it."""
+
+import dataclasses
+import io
+import re
+
+import pytest
+from rich.console import Console
+
+from conformance.compare import FAIL, LENIENT, PASS, Verdict
+from conformance.execute import Result, RunOptions, select_examples
+from conformance.reference.base import Expected
+from conformance.report import console as console_report
+
+CASE = "negative_step_int_max_end"
+OTHER_CASE = "negative_start"
+
+
+def yaml_examples(name):
+    options = RunOptions(op="Slice", opset=13, use_hypothesis=False)
+    return [e for e in select_examples(options) if e.name == name]
+
+
+def drawn_examples(count=20):
+    return select_examples(RunOptions(op="Slice", opset=13, use_yaml=False, examples=count, dtypes=("float", "int8")))
+
+
+def results_of(examples, outcome=FAIL, **extra):
+    return [Result(e, Expected(readings=()), Verdict(outcome, f"{outcome} of {e.id}"), extra=dict(extra)) for e in examples]
+
+
+def rendered(results) -> str:
+    stream = io.StringIO()
+    # Wide enough that no line wraps: what a panel says can be read back whole.
+    console_report.render(results, Console(file=stream, width=2000, color_system=None), "report.json")
+    return stream.getvalue()
+
+
+def panels(text: str) -> list[str]:
+    return re.findall(r"╭.*?╰", text, flags=re.S)
+
+
+def binding(example) -> str:
+    return example.id.split("/", 2)[2]
+
+
+def test_a_case_failing_in_every_binding_is_one_panel_that_names_the_other_bindings():
+    examples = yaml_examples(CASE)
+    assert len(examples) > console_report.MAX_NAMED + 1  # enough that the list is cut
+    text = rendered(results_of(examples))
+    [panel] = panels(text)
+    assert examples[0].id in panel and f"fail of {examples[0].id}" in panel  # the first one in full
+    assert not any(f"fail of {e.id}" in panel for e in examples[1:])  # the others only named
+    others = [binding(e) for e in examples[1:]]
+    assert f"this case in {len(others)} more of its type bindings: " in panel
+    named = ", ".join(others[:console_report.MAX_NAMED])
+    assert f": {named} and {len(others) - console_report.MAX_NAMED} more (each in the JSON report)" in panel
+    assert f"{len(examples)} cases: {len(examples)} fail" in text
+
+
+def test_different_cases_and_different_outcomes_of_one_case_are_separate_panels():
+    first, second = yaml_examples(CASE), yaml_examples(OTHER_CASE)
+    results = results_of(first[:3]) + results_of(first[3:5], LENIENT) + results_of(second[:2]) + results_of(second[2:4], PASS)
+    found = panels(rendered(results))
+    assert len(found) == 3
+    assert [p.splitlines()[0].strip("╭─╮ ") for p in found] == ["FAIL", "LENIENT", "FAIL"]
+    assert f"this case in 2 more of its type bindings: {binding(first[1])}, {binding(first[2])} (each" in found[0]
+    assert f"this case in 1 more of its type bindings: {binding(first[4])} (each" in found[1]
+    assert first[3].id in found[1] and second[0].id in found[2]
+    assert not any(binding(e) in found[2] for e in second[2:4])  # passing results are in no panel
+
+
+def test_a_case_of_one_binding_has_no_list_of_others():
+    [panel] = panels(rendered(results_of(yaml_examples(CASE)[:1])))
+    assert "too:" not in panel
+
+
+def test_each_variant_of_a_case_is_named_by_its_binding_and_mode():
+    example = yaml_examples(CASE)[0]
+    results = results_of([example], mode="input") + results_of([example], mode="initializer")
+    [panel] = panels(rendered(results))
+    assert f"this case in 1 more of its type bindings and variants: {binding(example)} [initializer] (each" in panel
+
+
+def test_a_versions_failing_hypothesis_cases_are_one_panel_with_each_binding_counted():
+    examples = drawn_examples()
+    by_binding = {}
+    for example in examples:
+        by_binding.setdefault(binding(example), []).append(example)
+    assert len(by_binding) >= 2
+    failing = [e for cases in by_binding.values() for e in cases[:3]]
+    results = results_of(failing)
+    second_group = len(by_binding[binding(failing[0])][:3])  # the first failure of the next binding
+    minimal_file = "reports/minimal/shrunk_0123456789.yaml"
+    results[second_group] = dataclasses.replace(results[second_group], extra={"minimal": {"file": minimal_file}})
+    text = rendered(results)
+    [panel] = panels(text)
+    counts = {}
+    for example in failing[1:]:
+        counts[binding(example)] = counts.get(binding(example), 0) + 1
+    listed = ", ".join(f"{label} ({count})" for label, count in counts.items())
+    assert (f"fail too: {len(failing) - 1} more hypothesis cases of Slice-13, in {len(counts)} type bindings: {listed} (each"
+            in panel)
+    assert f"the other groups' minimal cases: {minimal_file}" in panel
+
+
+def test_families_beyond_the_limit_are_counted_not_drawn(monkeypatch):
+    monkeypatch.setattr(console_report, "MAX_DETAILED", 1)
+    first, second = yaml_examples(CASE), yaml_examples(OTHER_CASE)
+    text = rendered(results_of(first[:2]) + results_of(second[:3]))
+    assert len(panels(text)) == 1
+    assert "... and 3 more in 1 more families; every one is in the JSON report." in text
+
+
+@pytest.mark.parametrize("outcome", [FAIL, LENIENT])
+def test_families_keep_the_order_of_their_first_member(outcome):
+    first, second = yaml_examples(CASE), yaml_examples(OTHER_CASE)
+    results = results_of([second[0]], outcome) + results_of([first[0]], outcome) + results_of([second[1]], outcome)
+    found = panels(rendered(results))
+    assert [second[0].id in found[0], first[0].id in found[1]] == [True, True] and len(found) == 2
