@@ -170,7 +170,7 @@ def run_command(
     doc["stale_expectations"] = [{"source": e.source, "reason": e.reason} for e in stale]
     _write_other_reports(doc, junit, html_report, strict)
     json_report.write(path, doc)
-    shown = ("fail", "error", "lenient", "crash", "timeout", "fallback") + (("ambiguous", "unsupported") if verbose else ())
+    shown = console_report.FAILING_SHOWN + (("ambiguous", "unsupported") if verbose else ())
     console_report.render(results, out, str(path), show=shown)
     _print_expectation_news(results, stale, strict)
     _print_skipped(skipped)

@@ -7,7 +7,7 @@ import re
 import pytest
 from rich.console import Console
 
-from conformance.compare import FAIL, LENIENT, PASS, Verdict
+from conformance.compare import FAIL, LENIENT, PASS, UNSUPPORTED, Verdict
 from conformance.execute import Result, RunOptions, select_examples
 from conformance.reference.base import Expected
 from conformance.report import console as console_report
@@ -29,10 +29,10 @@ def results_of(examples, outcome=FAIL, **extra):
     return [Result(e, Expected(readings=()), Verdict(outcome, f"{outcome} of {e.id}"), extra=dict(extra)) for e in examples]
 
 
-def rendered(results) -> str:
+def rendered(results, show=console_report.FAILING_SHOWN) -> str:
     stream = io.StringIO()
     # Wide enough that no line wraps: what a panel says can be read back whole.
-    console_report.render(results, Console(file=stream, width=2000, color_system=None), "report.json")
+    console_report.render(results, Console(file=stream, width=2000, color_system=None), "report.json", show=show)
     return stream.getvalue()
 
 
@@ -118,3 +118,17 @@ def test_families_keep_the_order_of_their_first_member(outcome):
     results = results_of([second[0]], outcome) + results_of([first[0]], outcome) + results_of([second[1]], outcome)
     found = panels(rendered(results))
     assert [second[0].id in found[0], first[0].id in found[1]] == [True, True] and len(found) == 2
+
+
+def test_unsupported_cases_are_one_panel_per_type_binding_naming_the_other_cases():
+    first, second = yaml_examples(CASE), yaml_examples(OTHER_CASE)
+    one, other = binding(first[0]), binding(first[1])
+    chosen = [e for e in first + second if binding(e) in (one, other)]
+    results = results_of(chosen, UNSUPPORTED) + results_of(first[2:4])
+    found = panels(rendered(results, show=console_report.FAILING_SHOWN + (UNSUPPORTED,)))
+    assert [p.splitlines()[0].strip("╭─╮ ") for p in found] == ["UNSUPPORTED", "UNSUPPORTED", "FAIL"]
+    for panel, label in zip(found, (one, other)):
+        members = [e for e in chosen if binding(e) == label]
+        names = ", ".join(e.name for e in members[1:])
+        assert f"unsupported too: {len(members) - 1} more case{'s' if len(members) > 2 else ''} of Slice-13 in {label}: {names} (each" in panel
+    assert len(panels(rendered(results))) == 1  # unsupported is not shown unless asked for

@@ -85,18 +85,25 @@ def failure_panel(result, others: list | tuple = ()) -> Panel:
 def families(results) -> list[list]:
     """Notable results by family, each in run order, families in the order of their first member:
     a case-file case's results of one outcome (every type binding, input mode and optimization
-    level), or a version's hypothesis cases of one outcome."""
+    level), or a version's hypothesis cases of one outcome; but a version's unsupported cases by
+    type binding, as what a runtime does not support is a type, whatever the case."""
     found: dict[tuple, list] = {}
     for result in results:
         example = result.example
-        name = None if example.source == "hypothesis" else example.name
-        found.setdefault((example.op, example.version.since_version, name, result.outcome), []).append(result)
+        if result.outcome == UNSUPPORTED:
+            kind = ("binding", _binding(result))
+        else:
+            kind = ("case", None if example.source == "hypothesis" else example.name)
+        found.setdefault((example.op, example.version.since_version, kind, result.outcome), []).append(result)
     return list(found.values())
 
 
 def _others_text(result, others) -> str:
     outcome = result.outcome
-    if result.example.source == "hypothesis":
+    if outcome == UNSUPPORTED:
+        named = [r.example.name for r in others]
+        head = f"{outcome} too: {len(others)} more case{'s' if len(others) > 1 else ''} of {result.example.version.label} in {_binding(result)}"
+    elif result.example.source == "hypothesis":
         bindings = Counter(_binding(r) for r in others)
         named = [f"{label} ({count})" for label, count in bindings.items()]
         where = f"in {len(bindings)} type binding{'s' if len(bindings) > 1 else ''}"
@@ -127,8 +134,10 @@ def _variant_items(result) -> list[tuple[str, str]]:
     return [(key, str(result.extra[key])) for key in ("mode", "optimizations") if key in result.extra]
 
 
-def render(results, console: Console, report_path: str | None = None,
-           show: tuple[str, ...] = (FAIL, ERROR, LENIENT, CRASH, TIMEOUT, FALLBACK)) -> None:
+FAILING_SHOWN = (FAIL, ERROR, LENIENT, CRASH, TIMEOUT, FALLBACK)
+
+
+def render(results, console: Console, report_path: str | None = None, show: tuple[str, ...] = FAILING_SHOWN) -> None:
     console.print(summary_table(results))
     grouped = families([r for r in results if r.outcome in show])
     for first, *others in grouped[:MAX_DETAILED]:
