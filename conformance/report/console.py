@@ -1,8 +1,9 @@
 """The console report, drawn with rich: a summary matrix, and a readable diff for each kind of failure.
 
 A run's failures come in families: a case-file case that fails fails in most of its type bindings,
-and a version's hypothesis cases fail for the same few reasons in every dtype. Each family gets one
-panel, its first member in full, with the rest named in it; the JSON report holds every one.
+a version's hypothesis cases fail for the same few reasons in every dtype, and what a runtime does
+not support is a type, in every case. Each family gets one panel, its first member in full, with
+the rest named in it; the JSON report holds every one.
 """
 
 from __future__ import annotations
