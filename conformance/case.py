@@ -81,12 +81,23 @@ class Example:
         """Stable id: op-version/case/dtype[/other bindings]; what `--case` selects."""
         return case_id(self.version, self.name, self.types, self.dtype_param)
 
+    @property
+    def binding(self) -> str:
+        """The id's type binding: dtype[/other bindings], what tells this case from the same case in other types."""
+        return binding_label(self.version, self.types, self.dtype_param)
+
 
 def case_id(version: OpVersion, name: str, types: dict[str, str], dtype_param: str) -> str:
     """An Example's id from what it is made of: op-version/case/dtype, then the other type
-    parameters' dtypes, those the version lets vary, by name."""
+    parameters' dtypes (see `binding_label`)."""
+    return "/".join([version.label, name, binding_label(version, types, dtype_param)])
+
+
+def binding_label(version: OpVersion, types: dict[str, str], dtype_param: str) -> str:
+    """A type binding as ids write it: the dtype, then the other type parameters' dtypes, those
+    the version lets vary, by name."""
     extra = [types[p] for p in sorted(types) if p != dtype_param and len(version.allowed(p)) > 1]
-    return "/".join([version.label, name, types[dtype_param], *extra])
+    return "/".join([types[dtype_param], *extra])
 
 
 def stable_seed(*parts: object) -> int:

@@ -118,12 +118,10 @@ def _others_text(result, others) -> str:
 
 
 def _binding(result) -> str:
-    """What tells a result from the rest of its family: its type binding (the id after the case's
-    name), and its input mode and optimization level when the run had several."""
-    example = result.example
-    label = example.id[len(f"{example.version.label}/{example.name}/"):]
+    """What tells a result from the rest of its family: its type binding, and its input mode and
+    optimization level when the run had several."""
     variant = _variant(result)
-    return f"{label} [{variant}]" if variant else label
+    return f"{result.example.binding} [{variant}]" if variant else result.example.binding
 
 
 def _variant(result) -> str:
