@@ -10,7 +10,8 @@ For a fixed seed and a fixed set of cases it prints, as cases/second and as rati
 3. the same cases through one session per case, as onnx's backend runner and onnx_test_runner do;
 4. a bare loop of session.run over pre-built sessions and feeds (the runtime's floor), and beside it a bare
    checker (the binding, the reference's slicing, a byte comparison) to show what conform's bookkeeping costs;
-then `--jobs` scaling (beside what two processes get from this machine just then), and the wall
+then `--jobs` scaling (beside what two processes get from this machine just then, and the CPU every
+process of each command spent), and the wall
 time and peak memory (every process, as PSS) of a full default run of each op, a run of stored
 golden tests (`run --from`) and a `verify` of them with one job and two, and `conform diff` of
 Slice against two runners; with --crashes, `--jobs` on a runtime that crashes and hangs
@@ -30,6 +31,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 import onnxruntime
@@ -268,17 +270,57 @@ def _runs(built) -> bool:
         return False
 
 
-def _measured(*args: str) -> tuple[float, float]:
-    """Wall seconds of one `conform` command, and the peak memory (MB) of it and all its worker
-    processes together, summed as PSS so shared library pages count once (Linux; 0 where /proc
-    has no smaps_rollup)."""
+class Measured(NamedTuple):
+    """One `conform` command: wall seconds, the peak memory (MB) of it and all its worker
+    processes together, and the CPU seconds they spent together."""
+
+    seconds: float
+    peak: float
+    cpu: float
+
+    @property
+    def cores(self) -> float:
+        """How many cores the command kept busy on average."""
+        return self.cpu / self.seconds
+
+
+def _measured(*args: str) -> Measured:
+    """Run one `conform` command and measure it. Memory is summed as PSS, so shared library pages
+    count once (Linux; 0 where /proc has no smaps_rollup). CPU is the command's own (exact, from the
+    kernel's account of a waited-for child) plus what /proc last showed for each of its workers,
+    read every SAMPLE seconds (a worker's last moments before it ends may be missed: at least)."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
     process = subprocess.Popen([sys.executable, "-m", "conformance", *args], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    peak = 0
+    peak, ticks, sample = 0, {}, 0
     while process.poll() is None:
-        peak = max(peak, sum(_pss(pid) for pid in _tree(process.pid)))
-        time.sleep(0.05)
-    return time.perf_counter() - started, peak / 1024
+        tree = _tree(process.pid)
+        for pid in tree[1:]:  # the command's own CPU comes from the kernel once it has ended
+            ticks[pid] = max(ticks.get(pid, 0), _cpu_ticks(pid))
+        if sample % PSS_EVERY == 0:
+            peak = max(peak, sum(_pss(pid) for pid in tree))
+        sample += 1
+        time.sleep(SAMPLE)
+    seconds = time.perf_counter() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    own = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
+    return Measured(seconds, peak / 1024, own + sum(ticks.values()) / os.sysconf("SC_CLK_TCK"))
+
+
+# How often a command's processes are looked at, and how many looks apart their memory is summed:
+# reading /proc/PID/stat is cheap, smaps_rollup (memory) costs enough to be read half as often.
+SAMPLE = 0.025
+PSS_EVERY = 2
+
+
+def _cpu_ticks(pid: int) -> int:
+    """User + system CPU of a process so far, in clock ticks (0 once it is gone)."""
+    try:
+        with open(f"/proc/{pid}/stat") as stream:
+            fields = stream.read().rsplit(")", 1)[1].split()  # the name, in parentheses, may hold spaces
+    except OSError:
+        return 0
+    return int(fields[11]) + int(fields[12])  # utime, stime: fields 14 and 15 of proc(5)
 
 
 def _tree(root: int) -> list[int]:
@@ -307,15 +349,18 @@ def jobs_scaling() -> None:
     print(f"   this machine before: {_ceiling_text(ceiling)}")
     common = ("run", "--op", "Clip", "--no-yaml", "--examples", "160", "--shrink", "0", "--report-json", "/tmp/bench-jobs.json")
     for isolation in ((), ("--no-isolation",)):
-        one, _ = _measured(*common, "--jobs", "1", *isolation)
-        two, _ = _measured(*common, "--jobs", "2", *isolation)
+        one_job, two_jobs = _measured(*common, "--jobs", "1", *isolation), _measured(*common, "--jobs", "2", *isolation)
+        one, two = one_job.seconds, two_jobs.seconds
         label = "in-process" if isolation else "isolated (default)"
         print(f"   {label:19s} whole command: --jobs 1 {one:5.2f} s, --jobs 2 {two:5.2f} s = {one / two:.2f}x")
+        print(f"   {'':19s} CPU of all its processes: --jobs 1 {one_job.cpu:4.2f} s ({one_job.cores:.2f} cores busy),"
+              f" --jobs 2 {two_jobs.cpu:4.2f} s ({two_jobs.cores:.2f}); with that much work, --jobs 2 can gain at most"
+              f" {one / (two_jobs.cpu / ceiling):.2f}x at the machine's {ceiling:.2f}x")
         inside_one, inside_two = _inside_the_run(1, not isolation), _inside_the_run(2, not isolation)
         print(f"   {'':19s} inside the run (draw, run, judge; no start-up or reports): {inside_one:5.2f} s vs {inside_two:5.2f} s"
               f" = {inside_one / inside_two:.2f}x")
-        serial, _ = _measured("run", "--op", "Clip", "--opset", "13", "--no-hypothesis", "--case", ONE_CASE, "--jobs", "1",
-                              *isolation, "--report-json", "/tmp/bench-jobs.json")
+        serial = _measured("run", "--op", "Clip", "--opset", "13", "--no-hypothesis", "--case", ONE_CASE, "--jobs", "1",
+                           *isolation, "--report-json", "/tmp/bench-jobs.json").seconds
         if json.loads(Path("/tmp/bench-jobs.json").read_text())["summary"]["total"] != 1:
             print(f"   (the one-case command did not run {ONE_CASE}: name a case that exists in ONE_CASE)")
         print(f"   {'':19s} what no worker shares: a one-case command takes {serial:4.2f} s (start-up, plan, reports, exit),"
@@ -382,7 +427,7 @@ def full_runs() -> None:
     print("6. full default runs (conform run --op OP: every version and dtype, isolation on, --jobs default)")
     total = 0.0
     for op in covered_ops():
-        seconds, peak = _measured("run", "--op", op, "--report-json", f"/tmp/bench-{op}.json")
+        seconds, peak, _ = _measured("run", "--op", op, "--report-json", f"/tmp/bench-{op}.json")
         total += seconds
         print(f"   {op:16s} {seconds:6.1f} s, peak memory of all its processes together (PSS) {peak:5.0f} MB")
     print(f"   all three        {total:6.1f} s")
@@ -403,8 +448,8 @@ def golden_runs() -> None:
                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
         tests = sum(1 for _ in Path(folder).glob("*/model.onnx"))
         for command in (("run", "--from"), ("verify",)):
-            one, _ = _measured(*command, folder, "--jobs", "1", "--report-json", "/tmp/bench-golden.json")
-            two, _ = _measured(*command, folder, "--jobs", "2", "--report-json", "/tmp/bench-golden.json")
+            one = _measured(*command, folder, "--jobs", "1", "--report-json", "/tmp/bench-golden.json").seconds
+            two = _measured(*command, folder, "--jobs", "2", "--report-json", "/tmp/bench-golden.json").seconds
             print(f"   {' '.join(command):10s} {tests} stored tests: --jobs 1 {one:5.2f} s, --jobs 2 {two:5.2f} s = {one / two:.2f}x")
 
 
@@ -416,7 +461,7 @@ def _generate_timings(root: str | None) -> tuple[float, float]:
     with tempfile.TemporaryDirectory(dir=root) as folder:
         for round_index, jobs in enumerate(("1", "2", "2", "1")):
             os.sync()  # what ran before wrote, and is not this command's to wait for
-            seconds, _ = _measured("generate", "--op", "Slice", "--out", f"{folder}/{round_index}", "--jobs", jobs)
+            seconds = _measured("generate", "--op", "Slice", "--out", f"{folder}/{round_index}", "--jobs", jobs).seconds
             times[jobs].append(seconds)
     return min(times["1"]), min(times["2"])
 
@@ -424,7 +469,7 @@ def _generate_timings(root: str | None) -> tuple[float, float]:
 def diffs() -> None:
     print("8. conform diff --op Slice (every version and dtype, both runners isolated)")
     for against in ("reference", "cpu"):
-        seconds, _ = _measured("diff", "--op", "Slice", "--against", against, "--report-json", "/tmp/bench-diff.json")
+        seconds = _measured("diff", "--op", "Slice", "--against", against, "--report-json", "/tmp/bench-diff.json").seconds
         print(f"   onnxruntime CPU against {against:9s} {seconds:5.1f} s")
 
 
@@ -433,8 +478,7 @@ def crashes() -> None:
     backends = Path(__file__).resolve().parent.parent / "tests" / "backends"
     os.environ["PYTHONPATH"] = f"{backends}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"
     common = ("run", "--op", "Slice", "--opset", "13", "--backend", "crashy", "--timeout", "2", "--report-json", "/tmp/bench-crashy.json")
-    one, _ = _measured(*common, "--jobs", "1")
-    two, _ = _measured(*common, "--jobs", "2")
+    one, two = _measured(*common, "--jobs", "1").seconds, _measured(*common, "--jobs", "2").seconds
     print(f"   whole command: --jobs 1 {one:5.1f} s, --jobs 2 {two:5.1f} s = {one / two:.2f}x")
 
 
