@@ -18,6 +18,11 @@ def summary(results) -> dict[str, int]:
 FAILING = (FAIL, ERROR, CRASH, TIMEOUT, FALLBACK)
 
 
+def plural(noun: str, count: int) -> str:
+    """`noun` as a count of more than one names it: an s added."""
+    return f"{noun}s" if count > 1 else noun
+
+
 def exit_code(results, strict_validation: bool = False, fail_on_unsupported: bool = False, strict: bool = False,
               stale: int = 0) -> int:
     """0 when every result is acceptable under the options, 1 otherwise."""

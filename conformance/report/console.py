@@ -17,6 +17,7 @@ from rich.text import Text
 
 from ..compare import AMBIGUOUS, CRASH, ERROR, FAIL, FALLBACK, LENIENT, OUTCOMES, PASS, TIMEOUT, UNSUPPORTED
 from ..values import describe
+from . import FAILING, plural
 
 STYLES = {PASS: "green", FAIL: "bold red", ERROR: "bold magenta", UNSUPPORTED: "yellow", AMBIGUOUS: "cyan",
           LENIENT: "blue", CRASH: "bold red", TIMEOUT: "bold red", FALLBACK: "bold red", "skipped": "dim",
@@ -103,12 +104,12 @@ def _others_text(result, others) -> str:
     outcome = result.outcome
     if outcome == UNSUPPORTED:
         named = [r.example.name for r in others]
-        head = f"{outcome} too: {len(others)} more case{'s' if len(others) > 1 else ''} of {result.example.version.label} in {_binding(result)}"
+        head = f"{outcome} too: {len(others)} more {plural('case', len(others))} of {result.example.version.label} in {_binding(result)}"
     elif result.example.source == "hypothesis":
         bindings = Counter(_binding(r) for r in others)
         named = [f"{label} ({count})" for label, count in bindings.items()]
-        where = f"in {len(bindings)} type binding{'s' if len(bindings) > 1 else ''}"
-        head = f"{outcome} too: {len(others)} more hypothesis case{'s' if len(others) > 1 else ''} of {result.example.version.label}, {where}"
+        where = f"in {len(bindings)} {plural('type binding', len(bindings))}"
+        head = f"{outcome} too: {len(others)} more {plural('hypothesis case', len(others))} of {result.example.version.label}, {where}"
     else:
         named = [_binding(r) for r in others]
         kinds = "type bindings and variants" if any(_variant(r) for r in others) else "type bindings"
@@ -133,7 +134,7 @@ def _variant_items(result) -> list[tuple[str, str]]:
     return [(key, str(result.extra[key])) for key in ("mode", "optimizations") if key in result.extra]
 
 
-FAILING_SHOWN = (FAIL, ERROR, LENIENT, CRASH, TIMEOUT, FALLBACK)
+FAILING_SHOWN = FAILING + (LENIENT,)  # what fails a run, and what a runtime accepts that the text forbids
 
 
 def render(results, console: Console, report_path: str | None = None, show: tuple[str, ...] = FAILING_SHOWN) -> None:

@@ -9,7 +9,7 @@ from pathlib import Path
 from ..compare import OUTCOMES
 from ..errors import UsageError
 from ..execute import parse_shard
-from . import cycle_collection_paused
+from . import cycle_collection_paused, plural
 
 
 def _read(path: Path) -> dict:
@@ -97,5 +97,5 @@ def merge(paths: list[Path]) -> dict:
 def why_incomplete(merged: dict) -> str:
     """What a merged report lacks, in one line."""
     missing = merged["missing_shards"]
-    why = [f"shard{'s' if len(missing) > 1 else ''} {', '.join(missing)} missing"] if missing else []
+    why = [f"{plural('shard', len(missing))} {', '.join(missing)} missing"] if missing else []
     return "; ".join(why + [f"{path} was interrupted (complete: false)" for path in merged["interrupted"]])
