@@ -54,17 +54,6 @@ def _serve(spec: RunnerSpec, connection: Connection) -> None:
         return  # the parent is gone
 
 
-# Cases are in flight together only while all their requests stay within the channel's write
-# budget (wire.Channel.write_budget: 21 KiB on Linux, 4 KiB where pipes are small): a write then
-# never waits for the worker, which may be busy writing an answer and not reading, so neither side
-# can block the other. A larger case waits until every earlier one is answered, and goes alone.
-# Cases not yet sent go in one write once they hold a quarter of the budget; when the budget is
-# full, this process sends what it holds and reads answers until half the budget is free: those
-# answer earlier writes, which the worker has had time for, and it has the later ones to run
-# meanwhile. (A deep queue matters: with 4 KiB, ~8 of Slice-13's cases, this process caught up
-# with the worker and waited on it.)
-
-
 @lru_cache(maxsize=2048)
 def _parsed(data: bytes) -> onnx.ModelProto:
     """Parsed once per distinct model: most cases share their model with many others."""
@@ -135,7 +124,18 @@ class IsolatedRunner:
 
     def run_stream(self, builts: Iterable[BuiltModel | None]) -> Iterator[RunOutput | None]:
         """An output for each model, in order, with later models sent before earlier answers are
-        read; None (a case with nothing to run) gives None, after every earlier answer."""
+        read; None (a case with nothing to run) gives None, after every earlier answer.
+
+        Cases are in flight together only while all their requests stay within the channel's write
+        budget (wire.Channel.write_budget: 21 KiB on Linux, 4 KiB where pipes are small): a write
+        then never waits for the worker, which may be busy writing an answer and not reading, so
+        neither side can block the other. A larger case waits until every earlier one is answered,
+        and goes alone. Cases not yet sent go in one write once they hold a quarter of the budget;
+        when the budget is full, this process sends what it holds and reads answers until half the
+        budget is free: those answer earlier writes, which the worker has had time for, and it has
+        the later ones to run meanwhile. (A deep queue matters: with 4 KiB, ~8 of Slice-13's cases,
+        this process caught up with the worker and waited on it.)
+        """
         waiting: deque[bytes] = deque()  # requests not answered yet, oldest first
         unsent: list[bytes] = []  # the newest of them, not written yet
         in_flight = unsent_bytes = 0  # the waiting requests' bytes together, and the unsent ones'
