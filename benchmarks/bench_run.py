@@ -483,6 +483,14 @@ def crashes() -> None:
     common = ("run", "--op", "Slice", "--opset", "13", "--backend", "crashy", "--timeout", "2", "--report-json", "/tmp/bench-crashy.json")
     one, two = _measured(*common, "--jobs", "1").seconds, _measured(*common, "--jobs", "2").seconds
     print(f"   whole command: --jobs 1 {one:5.1f} s, --jobs 2 {two:5.1f} s = {one / two:.2f}x")
+    # When a hang is the first thing to go wrong, a watched --jobs worker meets it: each hanging case
+    # should cost one timeout there too, as in a serial run.
+    cases = [f"--case=Slice-13/{name}/float/{tind}" for name in ("start_beyond_dim", "negative_end") for tind in ("int32", "int64")]
+    hang_first = ("run", "--op", "Slice", "--opset", "13", "--no-hypothesis", "--backend", "crashy", "--timeout", "2",
+                  *cases, "--report-json", "/tmp/bench-crashy.json")
+    one, two = _measured(*hang_first, "--jobs", "1").seconds, _measured(*hang_first, "--jobs", "2").seconds
+    print(f"   4 cases, 2 of which hang and nothing crashes: --jobs 1 {one:5.1f} s, --jobs 2 {two:5.1f} s"
+          " (two timeouts of 2 s each are the least either can take)")
 
 
 def _bytecode_text() -> str:

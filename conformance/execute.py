@@ -27,7 +27,7 @@ from .providers import DML_PROVIDER, directml_clip_note
 from .reference import for_op
 from .reference.base import Expected, single
 from .registry import OpVersion, version_in_force, versions
-from .runners.base import Runner, RunOutput
+from .runners.base import Runner, RunOutput, timeout_message
 
 
 DEFAULT_MAX_ELEMENTS = 10**8
@@ -51,6 +51,9 @@ class RunOptions:
     modes: tuple[str, ...] = ("input",)
     max_elements: int = DEFAULT_MAX_ELEMENTS
     shard: tuple[int, int] = (1, 1)  # K of N: a deterministic 1/N of the cases
+    # (case id, mode, seconds) of cases a worker was stopped in for overrunning the case timeout:
+    # each is a timeout without being run again (see `with_known_hang`).
+    known_timeouts: tuple[tuple[str, str, float], ...] = ()
 
 
 @dataclass(frozen=True, eq=False)
@@ -92,6 +95,9 @@ class WorkUnit:
     version: OpVersion | None = None
     binding: tuple[tuple[str, str], ...] = ()
     part: tuple[int, int] = (0, 1)  # K (from 0) of N
+    # (N, seconds): a worker was stopped `seconds` into the unit's Nth runtime call (counted from 1
+    # over the whole unit, every mode of each case in turn), so that call's case is a timeout.
+    hang: tuple[int, float] | None = None
 
     def describe(self) -> str:
         index, count = self.part
@@ -306,9 +312,10 @@ def stage(example: Example, runner: Runner, options: RunOptions, mode: str = "in
     finished Result when the case goes no further (too large, or a model onnx.checker rejects)."""
     started = time.perf_counter()
     replay = replay_command(example, runner, options, ("--mode", mode) if mode != "input" else ())
+    extra = {"mode": mode} if len(options.modes) > 1 or mode != "input" else {}
     refusal = too_large(example, options.max_elements)
     if refusal is not None:
-        return Result(example, Expected(readings=()), Verdict(compare.SKIPPED, refusal), replay=replay)
+        return Result(example, Expected(readings=()), Verdict(compare.SKIPPED, refusal), replay=replay, extra=extra)
     expected = expected_for(example)
     reference = for_op(example.op)
     built = build(example, reference.output_dtype(example), _output_rank(example, expected), mode, reference.data_inputs)
@@ -317,9 +324,37 @@ def stage(example: Example, runner: Runner, options: RunOptions, mode: str = "in
         if problem is not None:
             verdict = Verdict(compare.ERROR, f"not run: onnx.checker rejects the model of a case the spec text allows "
                                              f"({problem}); either conform built it wrong or onnx is stricter than the text")
-            return Result(example, expected, verdict, (), time.perf_counter() - started, replay)
-    extra = {"mode": mode} if len(options.modes) > 1 or mode != "input" else {}
-    return Staged(example, expected, built, replay, extra, time.perf_counter() - started)
+            return Result(example, expected, verdict, (), time.perf_counter() - started, replay, extra)
+    staged = Staged(example, expected, built, replay, extra, time.perf_counter() - started)
+    if options.known_timeouts:
+        hung_for = _known_timeout(options, example.id, mode)
+        if hung_for is not None:  # judged as the runner's own timeout would be, without running it again
+            return judged(staged, RunOutput(error=timeout_message(hung_for), fault=compare.TIMEOUT), runner, options, hung_for)
+    return staged
+
+
+def _known_timeout(options: RunOptions, case_id: str, mode: str) -> float | None:
+    return next((seconds for known, known_mode, seconds in options.known_timeouts if (known, known_mode) == (case_id, mode)), None)
+
+
+def with_known_hang(unit: WorkUnit, options: RunOptions, runner: Runner) -> RunOptions:
+    """The options to run `unit` (or a part of it) with: when a worker was stopped in the unit's
+    Nth runtime call (`unit.hang`), the case of that call is added to the known timeouts, so
+    that running the unit again costs no second timeout. The case is found by staging the whole
+    unit as the stopped worker did: the runtime is called for exactly the cases staging lets through."""
+    if unit.hang is None:
+        return options
+    call, seconds = unit.hang
+    whole = dataclasses.replace(unit, part=(0, 1), hang=None)
+    calls = 0
+    for chunk in staged_chunks(examples_of(whole, options), runner, options):
+        for item in chunk:
+            if isinstance(item, Staged):
+                calls += 1
+                if calls == call:
+                    known = (item.example.id, item.extra.get("mode", "input"), seconds)
+                    return dataclasses.replace(options, known_timeouts=(*options.known_timeouts, known))
+    return options
 
 
 def judged(staged: Staged, run: RunOutput, runner: Runner, options: RunOptions, run_seconds: float) -> Result:

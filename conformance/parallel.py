@@ -24,9 +24,11 @@ time.
 Workers run the runtime in-process: with isolation the worker process is itself what a crash or a
 hang costs, as a runtime worker of its own would cost a second busy process per job. A watched
 worker (with isolation) tells this process, through shared memory, when the runtime call it is in
-began; one that spends longer than the case timeout in a single call is stopped, and so treated
-as dead: in the careful worker, the isolated runner's timeout makes that case a `timeout`, as in a
-serial run.
+began and which call of its task that is; one that spends longer than the case timeout in a single
+call is stopped, and so treated as dead. Its unit is marked with that call, and the careful workers
+that run it again take the call's case as a `timeout`, judged as a serial run judges it, without
+running it a second time (see `execute.with_known_hang`). A shrink task or a unit of stored tests
+is run again whole: there the isolated runner's timeout makes the case a `timeout`.
 
 The same workers then shrink the run's failing groups, side by side (each group's search is
 seeded, so its minimal case does not depend on the worker either); a run that ran its cases in
@@ -35,6 +37,7 @@ the main process shrinks them in watched workers of their own (`shrink_side_by_s
 
 from __future__ import annotations
 
+import dataclasses
 import multiprocessing
 import os
 import time
@@ -45,7 +48,7 @@ from multiprocessing.connection import Connection, wait
 from typing import Any, Callable, Iterator
 
 from .execute import (Minimal, Result, RunOptions, ShrinkTask, WorkUnit, check_selection, examples_of,
-                      merge_parts, minimal_case, run_examples)
+                      merge_parts, minimal_case, run_examples, with_known_hang)
 from .errors import ConformError
 from .golden import GenerateUnit, GoldenRun, GoldenUnit, run_golden, verify_unit, write_unit
 from .runners import Runner, RunnerSpec
@@ -105,7 +108,7 @@ class WorkerPool:
                  on_note: Callable[[str], None] = lambda note: None) -> None:
         self._options, self._spec, self._timeout = options, spec, timeout
         self._pool = _Pool(jobs, (spec, options, timeout), on_note, timeout if isolate else None,
-                           share=_parts, merge=lambda answers: _merged(answers, options))
+                           share=_parts, merge=lambda answers: _merged(answers, options), mark_hang=_with_hang)
         self._rescuer: list[Runner] = []  # made only when a careful worker dies
 
     @classmethod
@@ -204,7 +207,14 @@ def _perform(task: Task, runner: Runner, options: RunOptions):
         return verify_unit(task, options) if task.verify else run_golden(task, runner, options)
     if isinstance(task, GenerateUnit):
         return write_unit(task, options)
-    return run_examples(examples_of(task, options), runner, options)
+    return run_examples(examples_of(task, options), runner, with_known_hang(task, options, runner))
+
+
+def _with_hang(task: Task, call: int, seconds: float) -> Task:
+    """The task a watched worker was stopped in, `seconds` into its `call`th runtime call, marked
+    so that whoever runs it again takes that call's case as a timeout (for a unit of cases; any
+    other task is run again whole)."""
+    return dataclasses.replace(task, hang=(call, seconds)) if isinstance(task, WorkUnit) else task
 
 
 @dataclass(frozen=True)
@@ -227,15 +237,20 @@ def _merged(answers: list, options: RunOptions):
     return next((a for a in answers if isinstance(a, _Refused)), None) or merge_parts(answers, options)
 
 
-def _serve(spec: RunnerSpec, options: RunOptions, timeout: float, careful: bool, running_since,
+def _serve(spec: RunnerSpec, options: RunOptions, timeout: float, careful: bool, running_since, calls,
            connection: Connection) -> None:
     if careful:
         # It restarts its runtime worker after every crash or hang: from a server of its own, each
         # restart costs ~0.01 s instead of a spawned interpreter's ~0.5 s.
         start_own_server()
     # A careful worker's isolated runner is not watched: its own timeout stops a call that hangs.
-    runner = IsolatedRunner(spec, timeout) if careful else _Watched(spec, running_since)
-    serve(connection, lambda request: (request[0], _answer(request[1], runner, options)))
+    runner = IsolatedRunner(spec, timeout) if careful else _Watched(spec, running_since, calls)
+
+    def handle(request: tuple[int, Task]) -> tuple[int, Any]:
+        calls.value = 0  # counted per task
+        return request[0], _answer(request[1], runner, options)
+
+    serve(connection, handle)
     if careful:
         runner.close()
     # Every answer is sent: the interpreter's own tear-down (every module and session freed one by
@@ -244,14 +259,16 @@ def _serve(spec: RunnerSpec, options: RunOptions, timeout: float, careful: bool,
 
 
 class _Watched:
-    """A worker's runner, telling the pool through `running_since` (shared memory) when the runtime
-    call it is in began (time.monotonic, the same clock in every process), 0.0 between calls.
+    """A worker's runner, telling the pool through shared memory when the runtime call it is in
+    began (`running_since`: time.monotonic, the same clock in every process; 0.0 between calls)
+    and how many calls its task has made, that one included (`calls`, which the worker resets for
+    each task): when the pool stops the worker in a call, it knows which.
 
     The runner is made when first asked for: a worker that only verifies stored outputs, or writes
     golden tests, never imports the runtime."""
 
-    def __init__(self, spec: RunnerSpec, running_since) -> None:
-        self._spec, self._since = spec, running_since
+    def __init__(self, spec: RunnerSpec, running_since, calls) -> None:
+        self._spec, self._since, self._calls = spec, running_since, calls
 
     @cached_property
     def _runner(self) -> Runner:
@@ -269,6 +286,7 @@ class _Watched:
 
     def run(self, built):
         runner = self._runner  # made before the watch starts: importing a runtime is no call to time
+        self._calls.value += 1
         self._since.value = time.monotonic()
         try:
             return runner.run(built)
@@ -283,15 +301,20 @@ class _Worker:
     def __init__(self, arguments: tuple, careful: bool = False) -> None:
         self.careful = careful
         self.running_since = multiprocessing.RawValue("d", 0.0)  # see _Watched
+        self.calls = multiprocessing.RawValue("q", 0)
         # Not a daemon: daemons may not start children, and a backend, or a careful worker, does.
         # It ends with this process all the same (die_with_parent, and `stop`).
-        self.process, self.connection = start_worker(_serve, (*arguments, careful, self.running_since))
+        self.process, self.connection = start_worker(_serve, (*arguments, careful, self.running_since, self.calls))
         self.positions: deque[int] = deque()
 
     def in_one_call_for(self, now: float) -> float:
         """How long the worker has been in its current runtime call (0.0 when in none)."""
         since = self.running_since.value
         return now - since if since else 0.0
+
+    def call(self) -> tuple[int, float]:
+        """Which runtime call of its task the worker is in, and when that call began (see _Watched)."""
+        return self.calls.value, self.running_since.value
 
     def give(self, position: int, unit: Task) -> None:
         self.positions.append(position)
@@ -383,11 +406,12 @@ class _Pool:
 
     def __init__(self, size: int, arguments: tuple, on_note: Callable[[str], None], case_timeout: float | None = None,
                  share: Callable[[Task, int], list[Task]] = lambda task, count: [task],
-                 merge: Callable[[list], Any] = lambda answers: answers[0]) -> None:
+                 merge: Callable[[list], Any] = lambda answers: answers[0],
+                 mark_hang: Callable[[Task, int, float], Task] = lambda task, call, seconds: task) -> None:
         self._arguments = arguments
         self._on_note = on_note
         self._case_timeout = case_timeout
-        self._share, self._merge = share, merge
+        self._share, self._merge, self._mark_hang = share, merge, mark_hang
         self._ahead: dict[int, Any] = {}  # see in_order
         self._careful_only = False
         self._workers = [_Worker(arguments) for _ in range(size)]
@@ -465,6 +489,7 @@ class _Pool:
         had not started do, and the one it was running is done here with `rescue`, whose position
         and answer are returned."""
         dead = self._workers[index]
+        call = dead.call()
         overran = self._overdue(dead)
         dead.stop(kill=True)
         running, *unstarted = dead.positions
@@ -477,8 +502,12 @@ class _Pool:
             self._on_note(f"a worker process {what}; its {unit} ran in the main process")
             queue.put_back(unstarted)
             return running, rescue(queue.units[running])
+        hung = ""
+        if overran and dead.call() == call:  # still in the call it overran when stopped: that call hung
+            queue.units[running] = self._mark_hang(queue.units[running], call[0], self._case_timeout)
+            hung = "; the case that hung is a timeout, not run again"
         self._on_note(f"a worker process {what}; its {unit} runs again, shared among workers that keep the "
-                      "runtime in a process of its own, as every worker does from now on")
+                      f"runtime in a process of its own, as every worker does from now on{hung}")
         queue.put_back([running, *unstarted])
         return None
 

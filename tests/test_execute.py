@@ -4,6 +4,7 @@ seconds its own."""
 import time
 
 import numpy as np
+from onnx import TensorProto
 
 from conformance import execute
 from conformance.execute import RunOptions, run_examples, select_examples, staged_chunks
@@ -114,3 +115,59 @@ def test_shrinking_runs_each_distinct_case_once_and_finds_the_same_minimal_case(
     assert minimal.id == plain.id and {k: v.tobytes() for k, v in minimal.inputs.items()} == \
            {k: v.tobytes() for k, v in plain.inputs.items()}
     assert message == run_one(minimal, make_runner(), options).verdict.message
+
+
+class _Recording:
+    """An in-process runner that remembers, for each call, which Slice case (by its data array and
+    the type of its indices) and mode (initializers or not) it was given."""
+
+    name = "recording"
+
+    def __init__(self, examples) -> None:
+        self._by_data = {(id(e.inputs["data"]), e.inputs["starts"].dtype.itemsize): e for e in examples}
+        assert len(self._by_data) == len(examples)
+        self._real = make_runner()
+        self.calls = []
+
+    def describe(self):
+        return {"name": self.name}
+
+    def replay_options(self):
+        return []
+
+    def run(self, built):
+        graph = built.model.graph
+        mode = "initializer" if graph.initializer else "input"
+        starts = next(i.data_type for i in graph.initializer if i.name == "starts") if graph.initializer else \
+            next(i.type.tensor_type.elem_type for i in graph.input if i.name == "starts")
+        width = {TensorProto.INT32: 4, TensorProto.INT64: 8}[starts]
+        self.calls.append((self._by_data[id(built.feeds["data"]), width].id, mode))
+        return self._real.run(built)
+
+
+def test_a_known_hang_is_the_case_of_that_runtime_call_and_is_judged_a_timeout_without_running():
+    # A worker stopped in a unit's Nth runtime call says only N: the case is found again by staging
+    # the unit as the worker did, where cases refused before the runtime (too large here) make no call.
+    import dataclasses
+
+    from conformance.execute import examples_of, plan, with_known_hang
+    from conformance.runners.base import timeout_message
+
+    options = RunOptions(op="Slice", opset=13, dtypes=("float",), use_hypothesis=False, modes=("input", "initializer"),
+                         max_elements=20)
+    unit = plan(options)[0]
+    examples = examples_of(unit, options)
+    first = _Recording(examples)
+    results = run_examples(examples, first, options)
+    assert 0 < len(first.calls) < len(results)  # some cases never reach the runtime
+    for call in (1, len(first.calls) // 2, len(first.calls)):
+        hung = with_known_hang(dataclasses.replace(unit, hang=(call, 2.5)), options, first)
+        assert hung.known_timeouts == ((*first.calls[call - 1], 2.5),)
+        again = _Recording(examples)
+        found = {(r.example.id, r.extra["mode"]): r for r in run_examples(examples, again, hung)}
+        assert again.calls == first.calls[:call - 1] + first.calls[call:]
+        timed_out = found[first.calls[call - 1]]
+        assert (timed_out.outcome, timed_out.verdict.message) == ("timeout", timeout_message(2.5))
+        assert [r.outcome for key, r in found.items() if key != first.calls[call - 1]] == \
+            [r.outcome for r in results if (r.example.id, r.extra["mode"]) != first.calls[call - 1]]
+    assert with_known_hang(unit, options, first) is options

@@ -64,7 +64,7 @@ def test_isolated_jobs_report_crashes_and_hangs_as_a_serial_isolated_run_does(co
     assert notes and all(n.endswith(SHARED_OUT) for n in notes)
 
 
-def test_a_watched_runner_shows_when_its_call_began_and_clears_it_after():
+def test_a_watched_runner_shows_when_its_call_began_and_which_call_it_is_and_clears_the_time_after():
     import multiprocessing
 
     from conformance.parallel import _Watched
@@ -72,9 +72,11 @@ def test_a_watched_runner_shows_when_its_call_began_and_clears_it_after():
     class Runner:
         name = "fake"
         seen = []
+        counted = []
 
         def run(self, built):
             self.seen.append(since.value)
+            self.counted.append(calls.value)
             if built == "raise":
                 raise RuntimeError("boom")
             return "output"
@@ -88,7 +90,8 @@ def test_a_watched_runner_shows_when_its_call_began_and_clears_it_after():
             return Runner()
 
     since = multiprocessing.get_context().RawValue("d", 0.0)
-    watched = _Watched(Spec(), since)
+    calls = multiprocessing.get_context().RawValue("q", 0)
+    watched = _Watched(Spec(), since, calls)
     assert Spec.made == 0  # made when first asked for: a worker that only verifies never imports the runtime
     before = time.monotonic()
     assert watched.run("model") == "output"
@@ -96,6 +99,7 @@ def test_a_watched_runner_shows_when_its_call_began_and_clears_it_after():
     with pytest.raises(RuntimeError):
         watched.run("raise")
     assert since.value == 0.0 and Runner.seen[1] >= Runner.seen[0] and Spec.made == 1 and watched.name == "fake"
+    assert Runner.counted == [1, 2] and calls.value == 2  # the call a stopped worker was in stays readable
     assert Spec.watched_while_made == 0.0  # a runtime's import is not a call that can time out
 
 
@@ -411,27 +415,41 @@ def test_a_careful_worker_that_dies_has_its_unit_done_here_and_is_replaced_by_an
     assert pool._workers[0] is not careful and pool._workers[0].careful
 
 
-def test_a_watched_worker_that_hangs_in_a_call_is_stopped_and_its_unit_done_by_a_careful_worker(monkeypatch):
+def test_a_watched_worker_that_hangs_in_a_call_is_stopped_and_its_unit_done_by_a_careful_worker(monkeypatch, tmp_path):
     # Workers run the runtime in-process: with isolation a case that hangs there is caught by the
     # pool watching the call, and the unit runs again in the careful worker that takes the stopped
-    # one's place, not in this process (which would leave the other workers waiting): there, on
-    # an isolated runner, the runner's timeout makes the case a timeout.
+    # one's place, not in this process (which would leave the other workers waiting). The pool
+    # knows which runtime call of the unit hung, so there that call's case is a timeout, judged as
+    # an isolated runner's timeout is, without meeting the hang (and its timeout) a second time.
     from conftest import BACKENDS
 
+    from conformance.execute import select_examples
     from conformance.parallel import WorkerPool
-    from conformance.runners import RunnerSpec
+    from conformance.runners import RunnerSpec, make_runner
+    from conformance.execute import run_examples as serially
 
     monkeypatch.syspath_prepend(str(BACKENDS))
-    monkeypatch.setattr("conformance.parallel.run_examples", not_here)
+    hangs = tmp_path / "hangs.txt"
+    monkeypatch.setenv("CRASHY_HANGS", str(hangs))
     hanging = "Slice-13/start_beyond_dim/float/int64"  # the crashy backend sleeps 600 s on it
     options = RunOptions(op="Slice", opset=13, dtypes=("float",), use_hypothesis=False, case_ids=(hanging, PASSING))
-    units = [u for u in plan(options) if any(e.id in (hanging, PASSING) for e in u.yaml_examples)]
+    units = [u for u in plan(options) if any(e.id == hanging for e in u.yaml_examples)]
+    runner = make_runner(backend="crashy", isolate=True, timeout=1.0)
+    try:
+        expected = {r.example.id: (r.outcome, r.verdict.message) for r in serially(select_examples(options, units), runner, options)}
+    finally:
+        runner.close()
+    assert len(hangs.read_text().splitlines()) == 1 and expected[hanging][0] == "timeout"
+    hangs.unlink()
+    monkeypatch.setattr("conformance.parallel.run_examples", not_here)
     notes = []
     started = time.monotonic()
     with WorkerPool(1, options, RunnerSpec(backend="crashy"), True, 1.0, notes.append) as pool:
-        outcomes = {r.example.id: r.outcome for r in pool.run(units)}
-    assert outcomes == {hanging: "timeout", PASSING: "pass"}
-    assert notes and all("spent more than 1 s in one runtime call and was stopped" in note for note in notes)
+        found = {r.example.id: (r.outcome, r.verdict.message) for r in pool.run(units)}
+    assert found == expected
+    assert len(hangs.read_text().splitlines()) == 1  # met by the watched worker, not again by the careful one
+    assert notes == [f"a worker process spent more than 1 s in one runtime call and was stopped; its {units[0].describe()}"
+                     f" {SHARED_OUT}; the case that hung is a timeout, not run again"]
     assert time.monotonic() - started < 30
 
 

@@ -77,6 +77,11 @@ class SessionCache:
             return None, error
 
 
+def timeout_message(seconds: float) -> str:
+    """What a case that overran the case timeout is told, wherever it was caught."""
+    return f"no answer within {seconds:g} s; worker killed"
+
+
 def first_line(error: BaseException) -> str:
     text = str(error).strip() or type(error).__name__
     return text.splitlines()[0][:500]

@@ -27,7 +27,7 @@ import onnx
 
 from ..model import BuiltModel
 from . import RunnerSpec
-from .base import RunOutput
+from .base import RunOutput, timeout_message
 from ..lifetime import start_worker
 from .wire import SMALLEST_BUDGET, Channel, dump_case, pack_output, unpack_case, unpack_output
 
@@ -208,7 +208,7 @@ class IsolatedRunner:
             self._channel.receive()  # READY
             self._ready = True
         if not self._arrives_within(self.timeout):
-            return f"no answer within {self.timeout:g} s; worker killed"
+            return timeout_message(self.timeout)
         return None
 
     def _arrives_within(self, seconds: float) -> bool:

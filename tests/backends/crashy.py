@@ -1,6 +1,7 @@
 """A deliberately broken onnx.backend: on chosen Slice cases it segfaults, exits or hangs.
 
-Slice starts of -3 -> SIGSEGV; starts of 7 -> hangs; starts of -100 -> os._exit(7).
+Slice starts of -3 -> SIGSEGV; starts of 7 -> hangs; starts of -100 -> os._exit(7). With
+CRASHY_HANGS naming a file, each hang first appends a line to it, so a test can count them.
 """
 
 import os
@@ -16,6 +17,9 @@ class _Rep(DelegatingRep):
         if first == -3:
             os.kill(os.getpid(), signal.SIGSEGV)
         if first == 7:
+            if os.environ.get("CRASHY_HANGS"):
+                with open(os.environ["CRASHY_HANGS"], "a") as log:
+                    log.write(f"hang in process {os.getpid()}\n")
             time.sleep(600)
         if first == -100:
             os._exit(7)
