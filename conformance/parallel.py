@@ -27,8 +27,9 @@ worker (with isolation) tells this process, through shared memory, when the runt
 began and which call of its task that is; one that spends longer than the case timeout in a single
 call is stopped, and so treated as dead. Its unit is marked with that call, and the careful workers
 that run it again take the call's case as a `timeout`, judged as a serial run judges it, without
-running it a second time (see `execute.with_known_hang`). A shrink task or a unit of stored tests
-is run again whole: there the isolated runner's timeout makes the case a `timeout`.
+running it a second time (see `execute.with_known_hang`); a shrink task or a unit of stored tests,
+which runs again whole and so makes the same calls in the same order, has that call answered so
+(`_AnsweredHang`).
 
 The same workers then shrink the run's failing groups, side by side (each group's search is
 seeded, so its minimal case does not depend on the worker either); a run that ran its cases in
@@ -51,12 +52,14 @@ from .execute import (Minimal, Result, RunOptions, ShrinkTask, WorkUnit, check_s
                       merge_parts, minimal_case, run_examples, with_known_hang)
 from .errors import ConformError
 from .golden import GenerateUnit, GoldenRun, GoldenUnit, run_golden, verify_unit, write_unit
-from .runners import Runner, RunnerSpec
+from .compare import TIMEOUT
+from .runners import Runner, RunnerSpec, RunOutput
+from .runners.base import timeout_message
 from .runners.isolated import IsolatedRunner
 from .runners.isolated import death as _death
 from .lifetime import serve, start_own_server, start_worker
 
-Task = WorkUnit | ShrinkTask | GoldenUnit | GenerateUnit  # what a worker is given
+Task = WorkUnit | ShrinkTask | GoldenUnit | GenerateUnit  # what a worker is given (see also _HangMarked)
 
 # Units held by each worker: with a second one queued, a worker starts it at once instead of
 # waiting for this process to read its answer and send another.
@@ -201,6 +204,8 @@ def _parts(task: Task, count: int) -> list[Task]:
 def _perform(task: Task, runner: Runner, options: RunOptions):
     """A unit's results, a failing group's minimal case, what stored tests gave (run, or
     verified), or the manifest entries of the golden tests written."""
+    if isinstance(task, _HangMarked):
+        return _perform(task.task, _AnsweredHang(runner, task.call, task.seconds), options)
     if isinstance(task, ShrinkTask):
         return minimal_case(task, runner, options)
     if isinstance(task, GoldenUnit):
@@ -212,9 +217,68 @@ def _perform(task: Task, runner: Runner, options: RunOptions):
 
 def _with_hang(task: Task, call: int, seconds: float) -> Task:
     """The task a watched worker was stopped in, `seconds` into its `call`th runtime call, marked
-    so that whoever runs it again takes that call's case as a timeout (for a unit of cases; any
-    other task is run again whole)."""
-    return dataclasses.replace(task, hang=(call, seconds)) if isinstance(task, WorkUnit) else task
+    so that whoever runs it again takes that call's case as a timeout: a unit of cases, which may
+    be cut into parts, by finding the case (`execute.with_known_hang`); any other task, which runs
+    again whole and so makes the same calls in the same order, by its call (`_AnsweredHang`)."""
+    if isinstance(task, WorkUnit):
+        return dataclasses.replace(task, hang=(call, seconds))
+    return _HangMarked(task, call, seconds)
+
+
+@dataclass(frozen=True)
+class _HangMarked:
+    """A task other than a unit of cases, which a watched worker was stopped in `seconds` into
+    its `call`th runtime call."""
+
+    task: Task
+    call: int
+    seconds: float
+
+    def describe(self) -> str:
+        return self.task.describe()
+
+
+class _AnsweredHang:
+    """A runner whose `call`th call (counted from 1) is answered with the timeout a stopped worker
+    met there, as the runner's own timeout would be, without running it; every other call goes to
+    `runner`, as a stream where it takes one."""
+
+    def __init__(self, runner: Runner, call: int, seconds: float) -> None:
+        self._runner, self._call, self._seconds = runner, call, seconds
+        self._calls = 0
+        self.name = runner.name
+        if hasattr(runner, "run_stream"):
+            self.run_stream = self._run_stream
+
+    def describe(self) -> dict:
+        return self._runner.describe()
+
+    def replay_options(self) -> list[str]:
+        return self._runner.replay_options()
+
+    def run(self, built) -> RunOutput:
+        return self._timeout() if self._answered() else self._runner.run(built)
+
+    def _run_stream(self, builts) -> Iterator[RunOutput | None]:
+        answered: set[int] = set()  # positions in the stream passed on as None, to be answered here
+
+        def passed_on():
+            for position, built in enumerate(builts):
+                if built is not None and self._answered():
+                    answered.add(position)
+                    built = None
+                yield built
+
+        for position, output in enumerate(self._runner.run_stream(passed_on())):
+            yield self._timeout() if position in answered else output
+
+    def _answered(self) -> bool:
+        """Counts a call; whether it is the one to answer here."""
+        self._calls += 1
+        return self._calls == self._call
+
+    def _timeout(self) -> RunOutput:
+        return RunOutput(error=timeout_message(self._seconds), fault=TIMEOUT)
 
 
 @dataclass(frozen=True)

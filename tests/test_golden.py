@@ -3,6 +3,7 @@ clients (onnx's loader and runner, onnxruntime.backend) reading what conform wri
 
 import dataclasses
 import json
+import shutil
 import signal
 import subprocess
 import sys
@@ -720,3 +721,30 @@ def test_an_interrupted_generate_in_workers_passes_over_units_that_wrote_nothing
     assert drawn_after_the_stop == [units[1]]
     assert [t["id"] for t in manifest["tests"]] == [e.id for unit in units[:2] for e in real(unit, options)]
     assert not manifest["complete"] and not {t["name"] for t in before} & {t["name"] for t in manifest["tests"]}
+
+
+def test_run_from_with_jobs_meets_each_hang_once_when_a_watched_worker_meets_it_first(conform, tmp_path, monkeypatch):
+    # Nothing crashes first here: a watched worker meets the first hang and is stopped, and the
+    # careful worker that runs its unit of stored tests again answers that call with the timeout
+    # instead of running it a second time (it meets the second hang itself, as a serial run does).
+    from re import sub
+
+    out, hangs = tmp_path / "golden", tmp_path / "hangs.txt"
+    conform("generate", "--op", "Slice", "--opset", "13", "--dtype", "float", "--no-hypothesis", "--out", str(out))
+    kept = {f"test_slice_13_{name}_float_{tind}" for name in ("start_beyond_dim", "negative_end") for tind in ("int32", "int64")}
+    for test in golden.test_dirs([out]):
+        if test.name not in kept:
+            shutil.rmtree(test)
+    assert len(golden.test_dirs([out])) == 4
+    monkeypatch.setenv("CRASHY_HANGS", str(hangs))  # the crashy backend hangs on both start_beyond_dim tests
+    args = ("run", "--from", str(out), "--backend", "crashy", "--timeout", "1")
+    serial = conform(*args, "--jobs", "1", "--report-json", str(tmp_path / "one.json"))
+    assert len(hangs.read_text().splitlines()) == 2
+    hangs.unlink()
+    parallel = conform(*args, "--jobs", "2", "--report-json", str(tmp_path / "two.json"))
+    assert len(hangs.read_text().splitlines()) == 2
+    one, two = ((tmp_path / name).read_text() for name in ("one.json", "two.json"))
+    assert sub(r'"seconds": [0-9.e-]+', "", one) == sub(r'"seconds": [0-9.e-]+', "", two)
+    assert [r["outcome"] for r in json.loads(two)["results"]].count("timeout") == 2
+    assert serial.code == parallel.code == 1
+    assert "spent more than 1 s in one runtime call" in parallel.stderr and "the case that hung is a timeout" in parallel.stderr

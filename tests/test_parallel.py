@@ -522,3 +522,41 @@ def test_a_conform_error_raised_in_a_worker_reaches_the_main_process_whole():
         again = pickle.loads(pickle.dumps(error))
         assert type(again) is type(error) and str(again) == str(error) and again.exit_code == error.exit_code
     assert again.problems == error.problems
+
+
+def test_a_task_run_again_whole_has_the_call_that_hung_answered_as_a_timeout_and_the_others_run():
+    from conformance.parallel import _AnsweredHang
+    from conformance.runners.base import RunOutput, timeout_message
+
+    class Runner:
+        name = "fake"
+
+        def __init__(self):
+            self.ran = []
+
+        def describe(self):
+            return {"name": self.name}
+
+        def replay_options(self):
+            return ["--runner", "fake"]
+
+        def run(self, built):
+            self.ran.append(built)
+            return RunOutput((built,))
+
+    class Streaming(Runner):
+        def run_stream(self, builts):
+            for built in builts:
+                yield None if built is None else self.run(built)
+
+    one = _AnsweredHang(Runner(), 2, 1.5)
+    answers = [one.run(b) for b in ("a", "b", "c")]
+    assert one._runner.ran == ["a", "c"] and not hasattr(one, "run_stream")
+    assert [(a.outputs, a.fault, a.error) for a in answers] == [
+        (("a",), None, None), ((), "timeout", timeout_message(1.5)), (("c",), None, None)]
+    assert one.replay_options() == ["--runner", "fake"] and one.name == "fake"
+    # A stream counts only what reaches the runtime: None (a case with nothing to run) is no call.
+    stream = _AnsweredHang(Streaming(), 2, 1.5)
+    answers = list(stream.run_stream(iter(["a", None, "b", "c"])))
+    assert stream._runner.ran == ["a", "c"]
+    assert [a if a is None else (a.outputs, a.fault) for a in answers] == [(("a",), None), None, ((), "timeout"), (("c",), None)]
