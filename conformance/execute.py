@@ -27,7 +27,7 @@ from .providers import DML_PROVIDER, directml_clip_note
 from .reference import for_op
 from .reference.base import Expected, single
 from .registry import OpVersion, version_in_force, versions
-from .runners.base import Runner, RunOutput, timeout_message
+from .runners.base import Runner, RunOutput
 
 
 DEFAULT_MAX_ELEMENTS = 10**8
@@ -329,7 +329,7 @@ def stage(example: Example, runner: Runner, options: RunOptions, mode: str = "in
     if options.known_timeouts:
         hung_for = _known_timeout(options, example.id, mode)
         if hung_for is not None:  # judged as the runner's own timeout would be, without running it again
-            return judged(staged, RunOutput(error=timeout_message(hung_for), fault=compare.TIMEOUT), runner, options, hung_for)
+            return judged(staged, RunOutput.timed_out(hung_for), runner, options, hung_for)
     return staged
 
 

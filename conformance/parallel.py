@@ -52,9 +52,7 @@ from .execute import (Minimal, Result, RunOptions, ShrinkTask, WorkUnit, check_s
                       merge_parts, minimal_case, run_examples, with_known_hang)
 from .errors import ConformError
 from .golden import GenerateUnit, GoldenRun, GoldenUnit, run_golden, verify_unit, write_unit
-from .compare import TIMEOUT
 from .runners import Runner, RunnerSpec, RunOutput
-from .runners.base import timeout_message
 from .runners.isolated import IsolatedRunner
 from .runners.isolated import death as _death
 from .lifetime import serve, start_own_server, start_worker
@@ -257,7 +255,7 @@ class _AnsweredHang:
         return self._runner.replay_options()
 
     def run(self, built) -> RunOutput:
-        return self._timeout() if self._answered() else self._runner.run(built)
+        return RunOutput.timed_out(self._seconds) if self._answered() else self._runner.run(built)
 
     def _run_stream(self, builts) -> Iterator[RunOutput | None]:
         answered: set[int] = set()  # positions in the stream passed on as None, to be answered here
@@ -270,15 +268,12 @@ class _AnsweredHang:
                 yield built
 
         for position, output in enumerate(self._runner.run_stream(passed_on())):
-            yield self._timeout() if position in answered else output
+            yield RunOutput.timed_out(self._seconds) if position in answered else output
 
     def _answered(self) -> bool:
         """Counts a call; whether it is the one to answer here."""
         self._calls += 1
         return self._calls == self._call
-
-    def _timeout(self) -> RunOutput:
-        return RunOutput(error=timeout_message(self._seconds), fault=TIMEOUT)
 
 
 @dataclass(frozen=True)

@@ -29,6 +29,11 @@ class RunOutput:
     def not_supported(cls, reason: str) -> "RunOutput":
         return cls(error=reason, unsupported=True)
 
+    @classmethod
+    def timed_out(cls, seconds: float) -> "RunOutput":
+        """A call that overran the case timeout of `seconds`, wherever it was caught."""
+        return cls(error=timeout_message(seconds), fault="timeout")
+
 
 class Runner(Protocol):
     """One runtime under test. Implementations keep their own session caches.
