@@ -5,14 +5,19 @@ from __future__ import annotations
 import gc
 from collections import Counter
 from contextlib import contextmanager
-from typing import Iterator
+from typing import Iterable, Iterator
 
 from ..compare import CRASH, ERROR, FAIL, FALLBACK, LENIENT, OUTCOMES, TIMEOUT, UNSUPPORTED, XPASS
 
 
 def summary(results) -> dict[str, int]:
-    counts = Counter(r.outcome for r in results)
-    return {"total": len(results), **{o: counts.get(o, 0) for o in OUTCOMES}}
+    return tally(r.outcome for r in results)
+
+
+def tally(outcomes: Iterable[str]) -> dict[str, int]:
+    """The summary of a report: how many results in all, and how many of each outcome."""
+    counts = Counter(outcomes)
+    return {"total": sum(counts.values()), **{o: counts.get(o, 0) for o in OUTCOMES}}
 
 
 FAILING = (FAIL, ERROR, CRASH, TIMEOUT, FALLBACK)

@@ -3,13 +3,11 @@
 from __future__ import annotations
 
 import json
-from collections import Counter
 from pathlib import Path
 
-from ..compare import OUTCOMES
 from ..errors import UsageError
 from ..execute import parse_shard
-from . import cycle_collection_paused, plural
+from . import cycle_collection_paused, plural, tally
 
 
 def _read(path: Path) -> dict:
@@ -76,7 +74,6 @@ def merge(paths: list[Path]) -> dict:
         for record in doc["results"]:
             seen.setdefault((record["id"], record.get("mode"), record.get("optimizations")), record)
     results = list(seen.values())
-    counts = Counter(r["outcome"] for r in results)
     stale_sets = [{(e["source"], e["reason"]) for e in doc.get("stale_expectations", [])} for doc in docs]
     stale = set.intersection(*stale_sets) if stale_sets else set()
     return {
@@ -88,7 +85,7 @@ def merge(paths: list[Path]) -> dict:
         "shards": [doc.get("shard") for doc in docs],
         "missing_shards": missing,
         "interrupted": [str(path) for path, doc in zip(paths, docs) if not doc.get("complete", True)],
-        "summary": {"total": len(results), **{o: counts.get(o, 0) for o in OUTCOMES}},
+        "summary": tally(r["outcome"] for r in results),
         "stale_expectations": [{"source": s, "reason": r} for s, r in sorted(stale)],
         "results": results,
     }
