@@ -64,6 +64,26 @@ def test_isolated_jobs_report_crashes_and_hangs_as_a_serial_isolated_run_does(co
     assert notes and all(n.endswith(SHARED_OUT) for n in notes)
 
 
+def test_isolated_jobs_meet_each_hang_once_when_a_watched_worker_meets_it_first(conform, tmp_path, monkeypatch):
+    # Nothing crashes first: a watched worker meets the first hang and is stopped, and its unit runs
+    # again in a careful worker, which takes that case as the timeout it was and meets only the
+    # second hang itself: two hangs met, as in a serial run, and the serial run's report.
+    cases = [f"--case=Slice-13/{name}/float/{tind}" for name in ("start_beyond_dim", "negative_end") for tind in ("int32", "int64")]
+    hangs = tmp_path / "hangs.txt"
+    monkeypatch.setenv("CRASHY_HANGS", str(hangs))  # the crashy backend hangs on both start_beyond_dim cases
+    args = ("run", "--op", "Slice", "--opset", "13", "--no-hypothesis", "--backend", "crashy", "--timeout", "1", *cases)
+    serial = conform(*args, "--jobs", "1", "--report-json", str(tmp_path / "one.json"))
+    assert len(hangs.read_text().splitlines()) == 2
+    hangs.unlink()
+    parallel = conform(*args, "--jobs", "2", "--report-json", str(tmp_path / "two.json"))
+    assert len(hangs.read_text().splitlines()) == 2
+    assert without_timings(tmp_path / "one.json") == without_timings(tmp_path / "two.json")
+    outcomes = sorted(r["outcome"] for r in json.loads((tmp_path / "two.json").read_text())["results"])
+    assert outcomes == ["pass", "pass", "timeout", "timeout"] and serial.code == parallel.code == 1
+    assert "note: a worker process spent more than 1 s in one runtime call and was stopped" in parallel.stderr
+    assert "the case that hung is a timeout, not run again" in parallel.stderr
+
+
 def test_a_watched_runner_shows_when_its_call_began_and_which_call_it_is_and_clears_the_time_after():
     import multiprocessing
 
