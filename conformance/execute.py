@@ -346,8 +346,9 @@ def with_known_hang(unit: WorkUnit, options: RunOptions, runner: Runner) -> RunO
         return options
     call, seconds = unit.hang
     whole = dataclasses.replace(unit, part=(0, 1), hang=None)
+    as_run = dataclasses.replace(options, known_timeouts=())  # as the stopped worker staged it
     calls = 0
-    for chunk in staged_chunks(examples_of(whole, options), runner, options):
+    for chunk in staged_chunks(examples_of(whole, as_run), runner, as_run):
         for item in chunk:
             if isinstance(item, Staged):
                 calls += 1
