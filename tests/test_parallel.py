@@ -580,3 +580,46 @@ def test_a_task_run_again_whole_has_the_call_that_hung_answered_as_a_timeout_and
     answers = list(stream.run_stream(iter(["a", None, "b", "c"])))
     assert stream._runner.ran == ["a", "c"]
     assert [a if a is None else (a.outputs, a.fault) for a in answers] == [(("a",), None), None, ((), "timeout"), (("c",), None)]
+
+
+def test_a_shrink_task_marked_with_the_call_that_hung_is_shrunk_again_without_that_call():
+    # Shrinking is seeded: run again whole, a group's search makes the same calls in the same
+    # order, so the call the stopped worker hung in is answered as the timeout a serial run's
+    # isolated runner gives, without being made again, and the search goes on as there.
+    from conformance.execute import ShrinkTask
+    from conformance.parallel import _HangMarked, _perform
+    from conformance.runners import make_runner
+    from conformance.runners.base import RunOutput
+
+    class Wrong:
+        """Fails (no outputs) on inputs of 3 elements or more, so hypothesis searches and then
+        shrinks; it remembers its calls, and answers the `hangs_at`th as a timed-out call."""
+
+        name = "wrong"
+
+        def __init__(self, hangs_at=0):
+            self.calls, self._hangs_at = [], hangs_at
+            self._real = make_runner()
+
+        def describe(self):
+            return {"name": self.name}
+
+        def replay_options(self):
+            return []
+
+        def run(self, built):
+            self.calls.append(built.data + b"".join(a.tobytes() for a in built.feeds.values()))
+            if len(self.calls) == self._hangs_at:
+                return RunOutput.timed_out(1.0)
+            return RunOutput(()) if built.feeds["input"].size >= 3 else self._real.run(built)
+
+    options = RunOptions(op="Clip", opset=13, dtypes=("float",), use_yaml=False, examples=5)
+    task = ShrinkTask(select_examples(options)[0], "input")
+    serially = Wrong(hangs_at=3)
+    expected = _perform(task, serially, options)
+    assert len(serially.calls) > 3 and expected is not None
+    again = Wrong()
+    found = _perform(_HangMarked(task, 3, 1.0), again, options)
+    assert again.calls == serially.calls[:2] + serially.calls[3:]
+    assert (found[0].id, found[1], {k: v.tobytes() for k, v in found[0].inputs.items()}) == \
+        (expected[0].id, expected[1], {k: v.tobytes() for k, v in expected[0].inputs.items()})
