@@ -401,3 +401,42 @@ def test_strings_foreign_byte_order_and_outputs_cross_unchanged():
     back = unpack_output(pickle.loads(pickle.dumps(pack_output(output))))
     assert (back.error, back.unsupported, back.fault, back.details) == ("said no", True, "fallback", {"events": 2})
     assert back.outputs[0].tobytes() == output.outputs[0].tobytes()
+
+
+def test_after_a_crash_the_next_worker_loads_its_runtime_ahead_and_takes_over_at_the_next(monkeypatch):
+    # A runtime that died once may die again: from the first restart on, the isolated runner keeps
+    # a spare worker loading its runtime beside the running one, and a crash hands the cases on to
+    # it. A spare that died meanwhile is not taken (its death is no case's): a fresh one is.
+    from conformance.execute import RunOptions, run_examples, select_examples
+    from conformance.runners import make_runner
+
+    monkeypatch.syspath_prepend(str(BACKENDS))
+    crashing, passing = "Slice-13/negative_start/float/int64", "Slice-13/negative_end/float/int64"
+    options = RunOptions(op="Slice", opset=13, dtypes=("float",), use_hypothesis=False, case_ids=(crashing, passing))
+    by_id = {e.id: e for e in select_examples(options)}
+    runner = make_runner(backend="crashy", isolate=True, timeout=30)
+
+    def crash_then_pass():
+        found = run_examples([by_id[crashing], by_id[passing]], runner, options)
+        assert [(r.outcome, r.verdict.message) for r in found] == [
+            ("crash", "the runtime's worker process died: killed by signal SIGSEGV"), ("pass", "outputs match")]
+
+    try:
+        assert [r.outcome for r in run_examples([by_id[passing]], runner, options)] == ["pass"]
+        runner.close()  # closed and started again: no worker died, so no spare either
+        assert [r.outcome for r in run_examples([by_id[passing]], runner, options)] == ["pass"]
+        assert runner._spare is None
+        crash_then_pass()
+        spare = runner._spare
+        assert spare is not None and spare[0].is_alive() and spare[0].pid != runner._process.pid
+        crash_then_pass()
+        assert runner._process.pid == spare[0].pid and runner._spare[0].pid != spare[0].pid
+        dead = runner._spare[0]
+        dead.kill()
+        dead.join(10)
+        crash_then_pass()
+        assert runner._process.pid != dead.pid
+        last = runner._spare[0]
+    finally:
+        runner.close()
+    assert not last.is_alive() and runner._spare is None

@@ -2,7 +2,9 @@
 
 One worker per runner, reused across cases. If the worker dies (segfault, abort, os._exit) the
 case is a `crash` with the signal or exit code, and a fresh worker starts; if a case takes longer
-than the timeout, the worker is killed and replaced and the case is a `timeout`.
+than the timeout, the worker is killed and replaced and the case is a `timeout`. From the first
+replacement on, a spare worker loads its runtime beside the running one, so the next replacement
+waits for no start-up (a spare that died meanwhile is never taken: its death is no case's).
 
 `run_stream` keeps several cases in flight, so the worker always has the next cases queued while
 this process prepares new cases and judges answered ones; they are sent several to a write, and
@@ -60,6 +62,14 @@ def _parsed(data: bytes) -> onnx.ModelProto:
     return onnx.load_from_string(data)
 
 
+def _discard(worker) -> None:
+    """End a worker that holds no case (a spare): nothing of it is waited for but its exit."""
+    process, connection = worker
+    process.kill()
+    process.join(5)
+    connection.close()
+
+
 def death(exitcode: int | None) -> str:
     """How a process ended, in words: the signal that killed it, or its exit code."""
     if exitcode is not None and exitcode < 0:
@@ -73,9 +83,12 @@ def death(exitcode: int | None) -> str:
 class IsolatedRunner:
     """The runner a spec names, driven in a worker process."""
 
-    def __init__(self, spec: RunnerSpec, timeout: float = 10.0) -> None:
+    def __init__(self, spec: RunnerSpec, timeout: float = 10.0, keep_spare: bool = True) -> None:
+        """`keep_spare`: whether to keep a spare worker once one has died (see the module's
+        docstring); not where other processes keep every core busy, as `--jobs` workers do."""
         self.spec = spec
         self.timeout = timeout
+        self.keep_spare = keep_spare
         self._local = spec.make()  # fails here, in the parent, when the runtime is not available
         self.name = self._local.name
         self._process = None
@@ -84,6 +97,7 @@ class IsolatedRunner:
         self._ready = False
         self.overlap_bytes = SMALLEST_BUDGET  # the worker's channel's write budget, once it starts
         self.restarts = 0
+        self._spare = None  # (process, connection) of the next worker, loading its runtime already
 
     def describe(self) -> dict:
         return {**self._local.describe(), "isolation": "worker process", "timeout": self.timeout}
@@ -97,7 +111,11 @@ class IsolatedRunner:
             self._start()
 
     def _start(self) -> None:
-        self._process, connection = start_worker(_serve, (self.spec,), daemon=True)
+        self._process, connection = self._next_worker()
+        if self.restarts and self.keep_spare:
+            # A runtime that died or hung once may do it again: the worker that would replace this
+            # one starts loading its runtime now (~35 ms of a crash's ~55 ms), beside its cases.
+            self._spare = start_worker(_serve, (self.spec,), daemon=True)
         self._channel = Channel(connection)
         self.overlap_bytes = self._channel.write_budget()
         self._ready = False
@@ -107,7 +125,18 @@ class IsolatedRunner:
         if self._poller is not None:
             self._poller.register(connection.fileno(), select.POLLIN)
 
-    def _stop(self, kill: bool) -> str:
+    def _next_worker(self):
+        """The spare worker, when one is alive; else a worker started now."""
+        spare, self._spare = self._spare, None
+        if spare is not None:
+            if spare[0].is_alive():
+                return spare
+            _discard(spare)
+        return start_worker(_serve, (self.spec,), daemon=True)
+
+    def _stop(self, kill: bool, lost: bool = True) -> str:
+        """End the worker and say how it ended; `lost`: it died or hung, and is to be replaced
+        (not so when it is closed, or left with answers no case will read)."""
         process, self._process = self._process, None
         if process is None:  # never started, or it failed to
             return "not started"
@@ -116,7 +145,7 @@ class IsolatedRunner:
         process.join(5)
         self._channel.connection.close()
         self._channel, self._poller = None, None
-        self.restarts += 1
+        self.restarts += lost
         return death(process.exitcode)
 
     def run(self, built: BuiltModel) -> RunOutput:
@@ -165,7 +194,7 @@ class IsolatedRunner:
                 yield self._answer(waiting)
         finally:
             if waiting:  # abandoned with answers outstanding: none may be read as another case's
-                self._stop(kill=True)
+                self._stop(kill=True, lost=False)
 
     def _send(self, unsent: list[bytes], waiting: deque) -> None:
         """Write the unsent requests (the newest waiting ones) in one go."""
@@ -234,12 +263,15 @@ class IsolatedRunner:
             pass  # the fresh worker died at once: the next answer shows it
 
     def close(self) -> None:
+        spare, self._spare = self._spare, None
+        if spare is not None:
+            _discard(spare)
         if self._process is not None:
             try:
                 self._channel.send([STOP])
             except OSError:
                 pass
-            self._stop(kill=False)
+            self._stop(kill=False, lost=False)
 
     def __del__(self) -> None:
         try:
