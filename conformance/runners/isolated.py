@@ -115,7 +115,7 @@ class IsolatedRunner:
         if self.restarts and self.keep_spare:
             # A runtime that died or hung once may do it again: the worker that would replace this
             # one starts loading its runtime now (~35 ms of a crash's ~55 ms), beside its cases.
-            self._spare = start_worker(_serve, (self.spec,), daemon=True)
+            self._spare = self._new_worker()
         self._channel = Channel(connection)
         self.overlap_bytes = self._channel.write_budget()
         self._ready = False
@@ -132,6 +132,9 @@ class IsolatedRunner:
             if spare[0].is_alive():
                 return spare
             _discard(spare)
+        return self._new_worker()
+
+    def _new_worker(self):
         return start_worker(_serve, (self.spec,), daemon=True)
 
     def _stop(self, kill: bool, lost: bool = True) -> str:
