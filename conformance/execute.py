@@ -51,9 +51,9 @@ class RunOptions:
     modes: tuple[str, ...] = ("input",)
     max_elements: int = DEFAULT_MAX_ELEMENTS
     shard: tuple[int, int] = (1, 1)  # K of N: a deterministic 1/N of the cases
-    # (case id, mode, seconds) of cases a worker was stopped in for overrunning the case timeout:
-    # each is a timeout without being run again (see `with_known_hang`).
-    known_timeouts: tuple[tuple[str, str, float], ...] = ()
+    # (case id, mode, seconds) of the case a worker was stopped in for overrunning the case timeout:
+    # it is a timeout without being run again (see `with_known_hang`).
+    known_timeout: tuple[str, str, float] | None = None
 
 
 @dataclass(frozen=True, eq=False)
@@ -326,35 +326,29 @@ def stage(example: Example, runner: Runner, options: RunOptions, mode: str = "in
                                              f"({problem}); either conform built it wrong or onnx is stricter than the text")
             return Result(example, expected, verdict, (), time.perf_counter() - started, replay, extra)
     staged = Staged(example, expected, built, replay, extra, time.perf_counter() - started)
-    if options.known_timeouts:
-        hung_for = _known_timeout(options, example.id, mode)
-        if hung_for is not None:  # judged as the runner's own timeout would be, without running it again
-            return judged(staged, RunOutput.timed_out(hung_for), runner, options, hung_for)
+    known = options.known_timeout
+    if known is not None and known[:2] == (example.id, mode):  # judged as the runner's own timeout would be, not run again
+        return judged(staged, RunOutput.timed_out(known[2]), runner, options, known[2])
     return staged
-
-
-def _known_timeout(options: RunOptions, case_id: str, mode: str) -> float | None:
-    return next((seconds for known, known_mode, seconds in options.known_timeouts if (known, known_mode) == (case_id, mode)), None)
 
 
 def with_known_hang(unit: WorkUnit, options: RunOptions, runner: Runner) -> RunOptions:
     """The options to run `unit` (or a part of it) with: when a worker was stopped in the unit's
-    Nth runtime call (`unit.hang`), the case of that call is added to the known timeouts, so
-    that running the unit again costs no second timeout. The case is found by staging the whole
+    Nth runtime call (`unit.hang`), the case of that call is the known timeout, so that running
+    the unit again costs no second timeout. The case is found by staging the whole
     unit as the stopped worker did: the runtime is called for exactly the cases staging lets through."""
     if unit.hang is None:
         return options
     call, seconds = unit.hang
     whole = dataclasses.replace(unit, part=(0, 1), hang=None)
-    as_run = dataclasses.replace(options, known_timeouts=())  # as the stopped worker staged it
+    as_run = dataclasses.replace(options, known_timeout=None)  # as the stopped worker staged it
     calls = 0
     for chunk in staged_chunks(examples_of(whole, as_run), runner, as_run):
         for item in chunk:
             if isinstance(item, Staged):
                 calls += 1
                 if calls == call:
-                    known = (item.example.id, item.extra.get("mode", "input"), seconds)
-                    return dataclasses.replace(options, known_timeouts=(*options.known_timeouts, known))
+                    return dataclasses.replace(options, known_timeout=(item.example.id, item.extra.get("mode", "input"), seconds))
     return options
 
 

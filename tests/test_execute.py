@@ -162,7 +162,7 @@ def test_a_known_hang_is_the_case_of_that_runtime_call_and_is_judged_a_timeout_w
     assert 0 < len(first.calls) < len(results)  # some cases never reach the runtime
     for call in (1, len(first.calls) // 2, len(first.calls)):
         hung = with_known_hang(dataclasses.replace(unit, hang=(call, 2.5)), options, first)
-        assert hung.known_timeouts == ((*first.calls[call - 1], 2.5),)
+        assert hung.known_timeout == (*first.calls[call - 1], 2.5)
         again = _Recording(examples)
         found = {(r.example.id, r.extra["mode"]): r for r in run_examples(examples, again, hung)}
         assert again.calls == first.calls[:call - 1] + first.calls[call:]
