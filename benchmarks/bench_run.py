@@ -481,23 +481,28 @@ def crashes() -> None:
     backends = Path(__file__).resolve().parent.parent / "tests" / "backends"
     os.environ["PYTHONPATH"] = f"{backends}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"
     common = ("run", "--op", "Slice", "--opset", "13", "--backend", "crashy", "--timeout", "2", "--report-json", "/tmp/bench-crashy.json")
-    one, two = _measured(*common, "--jobs", "1").seconds, _measured(*common, "--jobs", "2").seconds
+    one, two = _one_and_two_jobs(*common)
     print(f"   whole command: --jobs 1 {one:5.1f} s, --jobs 2 {two:5.1f} s = {one / two:.2f}x")
     # When a hang is the first thing to go wrong, a watched --jobs worker meets it: each hanging case
     # should cost one timeout there too, as in a serial run.
     cases = [f"--case=Slice-13/{name}/float/{tind}" for name in ("start_beyond_dim", "negative_end") for tind in ("int32", "int64")]
     hang_first = ("run", "--op", "Slice", "--opset", "13", "--no-hypothesis", "--backend", "crashy", "--timeout", "2",
                   *cases, "--report-json", "/tmp/bench-crashy.json")
-    one, two = _measured(*hang_first, "--jobs", "1").seconds, _measured(*hang_first, "--jobs", "2").seconds
+    one, two = _one_and_two_jobs(*hang_first)
     print(f"   4 cases, 2 of which hang and nothing crashes: --jobs 1 {one:5.1f} s, --jobs 2 {two:5.1f} s"
           " (two timeouts of 2 s each are the least either can take)")
     # Without the hangs' timeouts, what each crash costs shows: the worker that replaces the dead one.
     os.environ["CRASHY_NO_HANGS"] = "1"
     try:
-        one, two = _measured(*common, "--jobs", "1").seconds, _measured(*common, "--jobs", "2").seconds
+        one, two = _one_and_two_jobs(*common)
     finally:
         del os.environ["CRASHY_NO_HANGS"]
     print(f"   the same runtime with its hangs made crashes (133 crashes, no timeout): --jobs 1 {one:5.1f} s, --jobs 2 {two:5.1f} s")
+
+
+def _one_and_two_jobs(*args: str) -> tuple[float, float]:
+    """Wall seconds of a `conform` command with `--jobs 1`, then with `--jobs 2`."""
+    return _measured(*args, "--jobs", "1").seconds, _measured(*args, "--jobs", "2").seconds
 
 
 def _bytecode_text() -> str:
