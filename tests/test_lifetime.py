@@ -59,18 +59,22 @@ def test_every_command_that_takes_jobs_starts_the_fork_server_first_thing():
     assert {"run", "verify", "generate"} <= taking_jobs <= set(WORKER_COMMANDS)
 
 
-def test_the_command_leaves_what_it_imported_out_of_cycle_collections(monkeypatch):
+def test_the_command_leaves_what_it_imported_out_of_cycle_collections_and_collects_young_objects_rarely(monkeypatch):
     import gc
 
     from conformance import cli
 
-    frozen = []
-    monkeypatch.setattr(cli, "app", lambda: frozen.append(gc.get_freeze_count()))
+    default = gc.get_threshold()
+    seen = []
+    monkeypatch.setattr(cli, "app", lambda: seen.append((gc.get_freeze_count(), gc.get_threshold())))
     try:
         cli.main()
     finally:
         gc.unfreeze()
-    assert frozen[0] > 10_000
+        gc.set_threshold(*default)
+    frozen, threshold = seen[0]
+    assert frozen > 10_000
+    assert threshold[0] >= 10 * default[0] and threshold[1:] == default[1:]
 
 
 @linux_only
