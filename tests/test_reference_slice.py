@@ -2,9 +2,12 @@
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from conformance.case import Example
 from conformance.reference import for_op
+from conformance.reference.slice import effective_indices
 from conformance.registry import version_in_force
 
 DATA = np.array([[1, 2, 3, 4], [5, 6, 7, 8]], dtype=np.float32)
@@ -153,3 +156,19 @@ def test_the_int_max_end_trait_names_exactly_a_negative_step_toward_int32_or_int
     assert not trait(slice_example(13, starts=[-1], ends=[2**31 - 2], axes=[1], steps=[-1]))
     assert not trait(slice_example(13, starts=[-1], ends=[I64_MAX], axes=[1]))  # no steps: all 1
     assert not trait(slice_example(1, starts=[0], ends=[I64_MAX], axes=[1]))  # Slice-1 has no steps
+
+
+BOUNDS = st.integers(-(2**63), 2**63 - 1) | st.integers(-8, 8)
+
+
+@settings(max_examples=400, deadline=None)
+@given(start=BOUNDS, end=BOUNDS, step=st.integers(-3, 3).filter(bool) | st.sampled_from([I64_MIN, I64_MAX]),
+       dim=st.integers(0, 6))
+def test_the_indices_an_axis_keeps_are_python_slicing_but_for_a_start_below_minus_dim(start, end, step, dim):
+    # Python's slicing clamps as the Slice-13 sentences do (negative indices count from the end,
+    # out-of-range bounds are clamped), except for a start below -dim with a negative step, which
+    # Slice-13 clamps to 0 (keeping the first element) and Python to "before 0" (keeping nothing).
+    indices = list(range(dim))
+    below = step < 0 and start < -dim
+    assert list(effective_indices(start, end, step, dim)) == indices[slice(0 if below else start, end, step)]
+    assert list(effective_indices(start, end, step, dim, numpy_start=True)) == indices[slice(start, end, step)]

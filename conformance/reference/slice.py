@@ -36,30 +36,33 @@ DEFAULT_AXES = (
 def effective_indices(start: int, end: int, step: int, dim: int, numpy_start: bool = False) -> range:
     """The indices one axis keeps, per Slice-13's clamping sentences; with `numpy_start`, a start
     below -dim with a negative step selects nothing, as in numpy."""
-    if numpy_start and step < 0 and start < -dim:
-        return range(0)
+    if dim == 0 or (numpy_start and step < 0 and start < -dim):
+        return range(0)  # (with dim 0, a negative step's clamping ranges, [0, -1], are empty)
     if start < 0:
         start += dim
     if end < 0:
         end += dim
+    # Clamped by comparisons rather than min/max calls: this runs for every axis of every case.
     if step > 0:
-        start, end = _clamp(start, 0, dim), _clamp(end, 0, dim)
+        start = dim if start > dim else start
+        end = dim if end > dim else end
+        low_end = 0
     else:
-        start, end = _clamp(start, 0, dim - 1), _clamp(end, -1, dim - 1)
-    return range(start, end, step)
-
-
-def _clamp(value: int, low: int, high: int) -> int:
-    return max(low, min(value, high))
+        start = dim - 1 if start > dim - 1 else start
+        end = dim - 1 if end > dim - 1 else end
+        low_end = -1
+    return range(0 if start < 0 else start, low_end if end < low_end else end, step)
 
 
 def slice_array(data: np.ndarray, starts: list[int], ends: list[int], axes: list[int], steps: list[int],
                 numpy_start: bool = False) -> np.ndarray:
     selection = [slice(None)] * data.ndim
+    shape = data.shape
     for start, end, axis, step in zip(starts, ends, axes, steps):
-        kept = effective_indices(start, end, step, data.shape[axis], numpy_start)
+        kept = effective_indices(start, end, step, shape[axis], numpy_start)
+        stop = kept.stop
         # -1 as a Python slice end would mean "the last element"; here it means "before index 0".
-        selection[axis] = slice(kept.start, kept.stop if kept.stop >= 0 else None, kept.step)
+        selection[axis] = slice(kept.start, stop if stop >= 0 else None, step)
     return data[tuple(selection)].copy()
 
 
@@ -115,8 +118,8 @@ class Slice1(VersionSemantics):
                         START_BEFORE_ZERO)
 
     def check_lengths(self, starts, ends, axes, steps) -> Invalid | None:
-        lengths = {len(starts), len(ends), len(steps)} | ({len(axes)} if axes is not None else set())
-        if len(lengths) != 1:
+        count = len(starts)
+        if len(ends) != count or len(steps) != count or (axes is not None and len(axes) != count):
             return Invalid("length-mismatch", LENGTHS)
         return None
 
