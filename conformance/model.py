@@ -19,9 +19,11 @@ from .case import Example
 from .dtypes import dtype, from_numpy
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(eq=False)
 class BuiltModel:
     """A model ready to run, its serialized bytes (the session-cache key) and the feeds.
+
+    Not frozen: one is made for every case (see execute.Staged).
 
     `elem_types` are the ONNX element types of the graph's inputs and outputs (derived from the
     model when not given).
@@ -34,7 +36,7 @@ class BuiltModel:
 
     def __post_init__(self) -> None:
         if not self.elem_types:
-            object.__setattr__(self, "elem_types", element_types(self.model))
+            self.elem_types = element_types(self.model)
 
 
 def element_types(model: onnx.ModelProto) -> frozenset[int]:
