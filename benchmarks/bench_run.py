@@ -38,6 +38,7 @@ import onnxruntime
 
 from conformance import casefile, strategies
 from conformance.execute import RunOptions, Staged, plan, run_examples, select_examples, stage
+from conformance.lifetime import settle_imports
 from conformance.reference import covered_ops
 from conformance.registry import version_in_force, versions
 from conformance.runners import make_runner
@@ -521,6 +522,7 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="skip the full default runs")
     parser.add_argument("--crashes", action="store_true", help="also time --jobs on a runtime that crashes and hangs")
     args = parser.parse_args()
+    settle_imports()  # as every conform process does first (the command, and each of its workers)
     print(f"onnxruntime {onnxruntime.__version__}; seed {SEED}; {_bytecode_text()}")
     generation()
     execution()
