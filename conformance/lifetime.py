@@ -119,18 +119,8 @@ def settle_imports() -> None:
     all again as a run's results piled up; in a forked worker the walk also wrote to the pages it
     shares with the fork server. (Python's documentation suggests freezing in the parent before a
     fork; the fork server is multiprocessing's, so each worker freezes first thing instead.)
-
-    It also collects young objects every YOUNG_COLLECTION_EVERY allocations rather than Python's
-    700: a run makes next to no cyclic garbage (none in all of Slice-13's 2,118 cases), so a
-    collection only walks live objects, the cases in flight among them, and a case costs less:
-    Slice-13's in-process, sessions reused, 26.7 -> 25.7 us (median of 12 rounds, 28.2 -> 26.6 in
-    a second run).
     """
     gc.freeze()
-    gc.set_threshold(YOUNG_COLLECTION_EVERY, *gc.get_threshold()[1:])
-
-
-YOUNG_COLLECTION_EVERY = 20_000
 
 
 def die_with_parent() -> None:

@@ -59,22 +59,18 @@ def test_every_command_that_takes_jobs_starts_the_fork_server_first_thing():
     assert {"run", "verify", "generate"} <= taking_jobs <= set(WORKER_COMMANDS)
 
 
-def test_the_command_leaves_what_it_imported_out_of_cycle_collections_and_collects_young_objects_rarely(monkeypatch):
+def test_the_command_leaves_what_it_imported_out_of_cycle_collections(monkeypatch):
     import gc
 
     from conformance import cli
 
-    default = gc.get_threshold()
-    seen = []
-    monkeypatch.setattr(cli, "app", lambda: seen.append((gc.get_freeze_count(), gc.get_threshold())))
+    frozen = []
+    monkeypatch.setattr(cli, "app", lambda: frozen.append(gc.get_freeze_count()))
     try:
         cli.main()
     finally:
         gc.unfreeze()
-        gc.set_threshold(*default)
-    frozen, threshold = seen[0]
-    assert frozen > 10_000
-    assert threshold[0] >= 10 * default[0] and threshold[1:] == default[1:]
+    assert frozen[0] > 10_000
 
 
 @linux_only
