@@ -301,7 +301,7 @@ class Staged:
 
     Not frozen, unlike the records a run reports: one is made for every case and lives only until
     the case is judged, and a frozen dataclass's __init__ sets each field through object.__setattr__,
-    ~3x the time (with BuiltModel, ~1 us of a small Slice case's ~25)."""
+    ~3x the time (with BuiltModel, ~1 us of a small Slice case's ~28)."""
 
     example: Example
     expected: Expected

@@ -42,15 +42,11 @@ def effective_indices(start: int, end: int, step: int, dim: int, numpy_start: bo
         start += dim
     if end < 0:
         end += dim
-    # Clamped by comparisons rather than min/max calls: this runs for every axis of every case.
-    if step > 0:
-        start = dim if start > dim else start
-        end = dim if end > dim else end
-        low_end = 0
-    else:
-        start = dim - 1 if start > dim - 1 else start
-        end = dim - 1 if end > dim - 1 else end
-        low_end = -1
+    # Starts are clamped to [0, high], ends to [low_end, high]; by comparisons rather than min/max
+    # calls, as this runs for every axis of every case.
+    high, low_end = (dim, 0) if step > 0 else (dim - 1, -1)
+    start = high if start > high else start
+    end = high if end > high else end
     return range(0 if start < 0 else start, low_end if end < low_end else end, step)
 
 
