@@ -17,6 +17,11 @@ ROOT = Path(__file__).resolve().parent.parent
 BACKENDS = Path(__file__).resolve().parent / "backends"
 
 
+def without_timings(report: Path) -> str:
+    """A JSON report's text without its timings: what two runs of the same cases must agree on."""
+    return re.sub(r'"seconds": [0-9.e-]+', "", report.read_text())
+
+
 @pytest.fixture(autouse=True, scope="session")
 def _sigint_heard():
     """Tests interrupt runs with SIGINT, in this process and in the runs it starts. A job a shell
