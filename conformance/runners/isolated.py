@@ -62,10 +62,11 @@ def _parsed(data: bytes) -> onnx.ModelProto:
     return onnx.load_from_string(data)
 
 
-def _discard(worker) -> None:
-    """End a worker that holds no case (a spare): nothing of it is waited for but its exit."""
-    process, connection = worker
-    process.kill()
+def _end(process, connection: Connection, kill: bool = True) -> None:
+    """End a worker (killed first unless it was asked to stop) and close its end of the pipe; a
+    spare, which holds no case, is ended so, with nothing of it waited for but its exit."""
+    if kill:
+        process.kill()
     process.join(5)
     connection.close()
 
@@ -131,7 +132,7 @@ class IsolatedRunner:
         if spare is not None:
             if spare[0].is_alive():
                 return spare
-            _discard(spare)
+            _end(*spare)
         return self._new_worker()
 
     def _new_worker(self):
@@ -143,10 +144,7 @@ class IsolatedRunner:
         process, self._process = self._process, None
         if process is None:  # never started, or it failed to
             return "not started"
-        if kill:
-            process.kill()
-        process.join(5)
-        self._channel.connection.close()
+        _end(process, self._channel.connection, kill)
         self._channel, self._poller = None, None
         self.restarts += lost
         return death(process.exitcode)
@@ -268,7 +266,7 @@ class IsolatedRunner:
     def close(self) -> None:
         spare, self._spare = self._spare, None
         if spare is not None:
-            _discard(spare)
+            _end(*spare)
         if self._process is not None:
             try:
                 self._channel.send([STOP])
