@@ -452,8 +452,7 @@ def golden_runs() -> None:
                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
         tests = sum(1 for _ in Path(folder).glob("*/model.onnx"))
         for command in (("run", "--from"), ("verify",)):
-            one = _measured(*command, folder, "--jobs", "1", "--report-json", "/tmp/bench-golden.json").seconds
-            two = _measured(*command, folder, "--jobs", "2", "--report-json", "/tmp/bench-golden.json").seconds
+            one, two = _one_and_two_jobs(*command, folder, "--report-json", "/tmp/bench-golden.json")
             print(f"   {' '.join(command):10s} {tests} stored tests: --jobs 1 {one:5.2f} s, --jobs 2 {two:5.2f} s = {one / two:.2f}x")
 
 
