@@ -5,7 +5,7 @@ import re
 import pytest
 
 from conformance.errors import UnavailableError, UsageError
-from conformance.execute import RunOptions, run_examples, select_examples
+from conformance.execute import RunOptions, Staged, run_examples, select_examples, stage
 from conformance.runners import make_runner
 
 
@@ -116,8 +116,6 @@ def test_diff_against_an_onnxruntime_provider_name_means_that_provider_not_a_bac
 
 
 def _a_staged_slice_case():
-    from conformance.execute import Staged, stage
-
     options = RunOptions(op="Slice", opset=13, dtypes=("float",), use_hypothesis=False, case_ids=("Slice-13/spec_example_1/float/int64",))
     staged = stage(select_examples(options)[0], make_runner(), options)
     assert isinstance(staged, Staged)
@@ -159,3 +157,22 @@ def test_a_session_without_the_binding_runs_through_the_public_call_naming_every
     inference = PublicOnly()
     assert _Session(inference).run({"data": 1}) == ["ran"]
     assert inference.calls == [(["values", "indices"], {"data": 1})]
+
+
+def test_a_type_onnxruntime_has_not_registered_is_refused_without_asking_it_again(monkeypatch):
+    # Refusing complex64 costs onnxruntime a session load each time; the runner remembers the
+    # refusal per type, and a second model of that type gets the same verdict without a session.
+    options = RunOptions(op="Slice", opset=13, dtypes=("complex64",), use_hypothesis=False)
+    examples = select_examples(options)
+    models = {}
+    runner = make_runner()
+    for example in examples:
+        staged = stage(example, runner, options)
+        if isinstance(staged, Staged):
+            models.setdefault(staged.built.data, staged.built)
+    first, second = list(models.values())[:2]
+    refused = runner.run(first)
+    assert refused.unsupported and "tensor(complex64) is not currently registered" in refused.error
+    monkeypatch.setattr(runner._ort, "InferenceSession", lambda *args, **kwargs: pytest.fail("onnxruntime was asked again"))
+    again = runner.run(second)
+    assert (again.unsupported, again.error, again.outputs) == (True, refused.error, ())

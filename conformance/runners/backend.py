@@ -35,7 +35,7 @@ class BackendRunner:
         self.spec = spec
         self.device = device
         self._backend = load_backend(spec)
-        self._sessions = SessionCache(lambda built: self._backend.prepare(built.model, device))
+        self._sessions = SessionCache(lambda built: self._backend.prepare(built.model, device), lambda error: classified(error, ()))
 
     def describe(self) -> dict:
         return {"name": f"backend:{self.spec}", "version": getattr(self._backend, "__version__", None), "device": self.device}
@@ -44,9 +44,9 @@ class BackendRunner:
         return ["--backend", self.spec]
 
     def run(self, built: BuiltModel) -> RunOutput:
-        rep, error = self._sessions.get(built)
-        if error is not None:
-            return classified(error, ())
+        rep, refusal = self._sessions.get(built)
+        if refusal is not None:
+            return refusal
         try:
             outputs = rep.run([built.feeds[i.name] for i in built.model.graph.input])
         except Exception as error:  # any refusal by the runtime is a result

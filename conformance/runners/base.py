@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections import OrderedDict
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Callable, Protocol
 
 import numpy as np
@@ -18,8 +18,7 @@ class RunOutput:
     outputs: tuple[np.ndarray, ...] = ()
     error: str | None = None
     unsupported: bool = False
-    fault: str | None = None  # "crash" or "timeout": the runtime's process died or hung
-    details: dict = field(default_factory=dict)
+    fault: str | None = None  # "crash", "timeout" (its process died or hung) or "fallback" (another provider ran the node)
 
     @classmethod
     def failed(cls, error: str) -> "RunOutput":
@@ -55,31 +54,36 @@ class Runner(Protocol):
 
 
 class SessionCache:
-    """Sessions keyed by model bytes, least recently used dropped first; failures are cached too."""
+    """Sessions keyed by model bytes, least recently used dropped first. A model the runtime
+    refused is remembered as its refusal (the RunOutput `refused` makes of the error), so its
+    later cases are answered without asking the runtime again or classifying its error again."""
 
     # A session of a single-node model holds ~40-100 KB; 512 of them per runtime worker keeps a
     # default run (several workers) under 500 MB, and cases reuse the models of their group
     # soon after each other, so a larger cache gains little.
-    def __init__(self, create: Callable[[BuiltModel], Any], size: int = 512) -> None:
+    def __init__(self, create: Callable[[BuiltModel], Any], refused: Callable[[Exception], RunOutput],
+                 size: int = 512) -> None:
         self._create = create
+        self._refused = refused
         self._size = size
-        self._items: OrderedDict[bytes, tuple[Any, Exception | None]] = OrderedDict()
+        self._items: OrderedDict[bytes, tuple[Any, RunOutput | None]] = OrderedDict()
 
-    def get(self, built: BuiltModel) -> tuple[Any, Exception | None]:
-        """(session, None), or (None, the error) when the runtime refused the model."""
-        if built.data in self._items:
-            self._items.move_to_end(built.data)
-        else:
-            self._items[built.data] = self._make(built)
+    def get(self, built: BuiltModel) -> tuple[Any, RunOutput | None]:
+        """(session, None), or (None, the refusal) when the runtime refused the model."""
+        found = self._items.get(built.data)
+        if found is None:
+            found = self._items[built.data] = self._make(built)
             if len(self._items) > self._size:
                 self._items.popitem(last=False)
-        return self._items[built.data]
+        else:
+            self._items.move_to_end(built.data)
+        return found
 
-    def _make(self, built: BuiltModel) -> tuple[Any, Exception | None]:
+    def _make(self, built: BuiltModel) -> tuple[Any, RunOutput | None]:
         try:
             return self._create(built), None
         except Exception as error:  # a runtime refusing a model is a result, not a crash
-            return None, error
+            return None, self._refused(error)
 
 
 def timeout_message(seconds: float) -> str:

@@ -21,7 +21,7 @@ class OnnxReferenceRunner:
         from onnx.reference import ReferenceEvaluator
 
         self._evaluator = ReferenceEvaluator
-        self._sessions = SessionCache(lambda built: ReferenceEvaluator(built.model))
+        self._sessions = SessionCache(lambda built: ReferenceEvaluator(built.model), lambda error: classified(error, UNSUPPORTED_MARKERS))
 
     def describe(self) -> dict:
         return {"name": "onnx.reference", "version": onnx.__version__}
@@ -30,9 +30,9 @@ class OnnxReferenceRunner:
         return ["--runner", "reference"]
 
     def run(self, built: BuiltModel) -> RunOutput:
-        evaluator, error = self._sessions.get(built)
-        if error is not None:
-            return classified(error, UNSUPPORTED_MARKERS)
+        evaluator, refusal = self._sessions.get(built)
+        if refusal is not None:
+            return refusal
         try:
             # What numpy warns of inside the runtime under test (an overflowing cast, say) is its
             # own business: what it returns is judged, and the warning would only be noise on stderr.

@@ -83,11 +83,11 @@ class OnnxRuntimeRunner:
             raise UnavailableError(
                 f"provider '{provider}' ({self.execution_provider}) not available (available: {', '.join(available)})"
             )
-        self._sessions = SessionCache(self._create)
+        self._sessions = SessionCache(self._create, self._refused)
         self._checked_fallback: dict[bytes, str | None] = {}  # per model: None, or the fallback message
         # onnxruntime refuses a type it has not registered the same way for every model, and the
         # refusal is slow; remembering it per type keeps such runs fast without changing verdicts.
-        self._unregistered: dict[int, RunOutput] = {}  # by ONNX element type
+        self._unregistered: dict[int, Exception] = {}  # by ONNX element type
 
     def describe(self) -> dict:
         return {"name": self.name, "version": self._ort.__version__, "provider": self.execution_provider,
@@ -97,15 +97,16 @@ class OnnxRuntimeRunner:
         return ["--runner", "onnxruntime", "--provider", self.provider, "--optimizations", self.optimizations]
 
     def _create(self, built: BuiltModel):
+        for elem_type in built.elem_types:
+            if elem_type in self._unregistered:  # refused as onnxruntime refused it before, without asking again
+                raise self._unregistered[elem_type].with_traceback(None)
         options = session_options(self._ort, self.provider, self.optimizations)
         return _Session(self._ort.InferenceSession(built.data, options, providers=[self.execution_provider]))
 
     def run(self, built: BuiltModel) -> RunOutput:
-        if self._unregistered and not self._unregistered.keys().isdisjoint(built.elem_types):
-            return next(self._unregistered[t] for t in built.elem_types if t in self._unregistered)
-        session, error = self._sessions.get(built)
-        if error is not None:
-            return self._refused(error)
+        session, refusal = self._sessions.get(built)
+        if refusal is not None:
+            return refusal
         try:
             if _all_numpy_native(built.elem_types):
                 outputs = tuple(session.run(built.feeds))
@@ -120,11 +121,11 @@ class OnnxRuntimeRunner:
         return RunOutput(outputs, error=fallback, fault="fallback" if fallback else None)
 
     def _refused(self, error: Exception) -> RunOutput:
-        outcome = _classified(error)
+        """A refused model's outcome; a type onnxruntime has not registered is remembered as such."""
         match = UNREGISTERED_TYPE.search(str(error))
         if match:
-            self._unregistered[dtype(canonical_name(match.group(1))).elem_type] = outcome
-        return outcome
+            self._unregistered[dtype(canonical_name(match.group(1))).elem_type] = error
+        return _classified(error)
 
     def _fallback(self, built: BuiltModel, session) -> str | None:
         """Why a provider other than CPU handed the node to another one, or None; asked once per model."""

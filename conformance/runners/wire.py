@@ -64,12 +64,12 @@ def unpack_case(request: tuple) -> tuple[bytes, dict[str, np.ndarray], frozenset
 
 
 def pack_output(output: RunOutput) -> tuple:
-    return tuple(pack_array(a) for a in output.outputs), output.error, output.unsupported, output.fault, output.details
+    return tuple(pack_array(a) for a in output.outputs), output.error, output.unsupported, output.fault
 
 
 def unpack_output(packed: tuple) -> RunOutput:
-    outputs, error, unsupported, fault, details = packed
-    return RunOutput(tuple(unpack_array(p) for p in outputs), error, unsupported, fault, details)
+    outputs, error, unsupported, fault = packed
+    return RunOutput(tuple(unpack_array(p) for p in outputs), error, unsupported, fault)
 
 
 _LENGTH = struct.Struct("<Q")
