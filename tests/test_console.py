@@ -109,7 +109,9 @@ def test_families_beyond_the_limit_are_counted_not_drawn(monkeypatch):
     first, second = yaml_examples(CASE), yaml_examples(OTHER_CASE)
     text = rendered(results_of(first[:2]) + results_of(second[:3]))
     assert len(panels(text)) == 1
-    assert "... and 3 more in 1 more families; every one is in the JSON report." in text
+    assert "... and 3 more in 1 more family; every one is in the JSON report." in text
+    monkeypatch.setattr(console_report, "MAX_DETAILED", 0)
+    assert "... and 5 more in 2 more families; every one" in rendered(results_of(first[:2]) + results_of(second[:3]))
 
 
 @pytest.mark.parametrize("outcome", [FAIL, LENIENT])

@@ -24,8 +24,10 @@ FAILING = (FAIL, ERROR, CRASH, TIMEOUT, FALLBACK)
 
 
 def plural(noun: str, count: int) -> str:
-    """`noun` as a count of more than one names it: an s added."""
-    return f"{noun}s" if count > 1 else noun
+    """`noun` as a count of more than one names it: an s added (a y after a consonant made ies)."""
+    if count <= 1:
+        return noun
+    return f"{noun[:-1]}ies" if noun.endswith("y") and noun[-2:-1] not in "aeiou" else f"{noun}s"
 
 
 def exit_code(results, strict_validation: bool = False, fail_on_unsupported: bool = False, strict: bool = False,

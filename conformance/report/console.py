@@ -144,7 +144,8 @@ def render(results, console: Console, report_path: str | None = None, show: tupl
         console.print(failure_panel(first, others))
     if len(grouped) > MAX_DETAILED:
         left = sum(len(family) for family in grouped[MAX_DETAILED:])
-        console.print(f"... and {left} more in {len(grouped) - MAX_DETAILED} more families; every one is in the JSON report.")
+        hidden = len(grouped) - MAX_DETAILED
+        console.print(f"... and {left} more in {hidden} more {plural('family', hidden)}; every one is in the JSON report.")
     for line in differing_variants(results):
         console.print(line, highlight=False)
     counts = Counter(r.outcome for r in results)
