@@ -22,6 +22,19 @@ def without_timings(report: Path) -> str:
     return re.sub(r'"seconds": [0-9.e-]+', "", report.read_text())
 
 
+def one_and_two_jobs_meeting_hangs(conform, args: tuple[str, ...], hangs: Path, folder: Path):
+    """`conform ARGS` with --jobs 1, then --jobs 2, on the crashy backend that hangs on two cases
+    (appending a line to `hangs` each time it does): each run meets both hangs exactly once, and
+    the two reports (one.json, two.json in `folder`) agree apart from timings. The two runs' results."""
+    serial = conform(*args, "--jobs", "1", "--report-json", str(folder / "one.json"))
+    assert len(hangs.read_text().splitlines()) == 2
+    hangs.unlink()
+    parallel = conform(*args, "--jobs", "2", "--report-json", str(folder / "two.json"))
+    assert len(hangs.read_text().splitlines()) == 2
+    assert without_timings(folder / "one.json") == without_timings(folder / "two.json")
+    return serial, parallel
+
+
 @pytest.fixture(autouse=True, scope="session")
 def _sigint_heard():
     """Tests interrupt runs with SIGINT, in this process and in the runs it starts. A job a shell

@@ -20,7 +20,7 @@ from conformance.execute import YAML_CHUNK, RunOptions, examples_of, plan, selec
 
 sys.path.insert(0, str(Path(__file__).parent))
 import onnx_node_tests  # noqa: E402
-from conftest import without_timings  # noqa: E402
+from conftest import one_and_two_jobs_meeting_hangs, without_timings  # noqa: E402
 
 
 def files_of(folder: Path) -> dict[str, bytes]:
@@ -734,12 +734,7 @@ def test_run_from_with_jobs_meets_each_hang_once_when_a_watched_worker_meets_it_
     assert len(golden.test_dirs([out])) == 4
     monkeypatch.setenv("CRASHY_HANGS", str(hangs))  # the crashy backend hangs on both start_beyond_dim tests
     args = ("run", "--from", str(out), "--backend", "crashy", "--timeout", "1")
-    serial = conform(*args, "--jobs", "1", "--report-json", str(tmp_path / "one.json"))
-    assert len(hangs.read_text().splitlines()) == 2
-    hangs.unlink()
-    parallel = conform(*args, "--jobs", "2", "--report-json", str(tmp_path / "two.json"))
-    assert len(hangs.read_text().splitlines()) == 2
-    assert without_timings(tmp_path / "one.json") == without_timings(tmp_path / "two.json")
+    serial, parallel = one_and_two_jobs_meeting_hangs(conform, args, hangs, tmp_path)
     assert [r["outcome"] for r in json.loads((tmp_path / "two.json").read_text())["results"]].count("timeout") == 2
     assert serial.code == parallel.code == 1
     assert "spent more than 1 s in one runtime call" in parallel.stderr and "the case that hung is a timeout" in parallel.stderr

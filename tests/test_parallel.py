@@ -8,7 +8,7 @@ import time
 import pytest
 
 from conformance.execute import RunOptions, plan, select_examples
-from conftest import without_timings
+from conftest import one_and_two_jobs_meeting_hangs, without_timings
 from conformance.parallel import AUTO_PARALLEL_UNITS, worker_count
 
 CRASHING = "Slice-13/negative_start/float/int64"  # the crashy backend segfaults on starts of -3
@@ -68,12 +68,7 @@ def test_isolated_jobs_meet_each_hang_once_when_a_watched_worker_meets_it_first(
     hangs = tmp_path / "hangs.txt"
     monkeypatch.setenv("CRASHY_HANGS", str(hangs))  # the crashy backend hangs on both start_beyond_dim cases
     args = ("run", "--op", "Slice", "--opset", "13", "--no-hypothesis", "--backend", "crashy", "--timeout", "1", *cases)
-    serial = conform(*args, "--jobs", "1", "--report-json", str(tmp_path / "one.json"))
-    assert len(hangs.read_text().splitlines()) == 2
-    hangs.unlink()
-    parallel = conform(*args, "--jobs", "2", "--report-json", str(tmp_path / "two.json"))
-    assert len(hangs.read_text().splitlines()) == 2
-    assert without_timings(tmp_path / "one.json") == without_timings(tmp_path / "two.json")
+    serial, parallel = one_and_two_jobs_meeting_hangs(conform, args, hangs, tmp_path)
     outcomes = sorted(r["outcome"] for r in json.loads((tmp_path / "two.json").read_text())["results"])
     assert outcomes == ["pass", "pass", "timeout", "timeout"] and serial.code == parallel.code == 1
     assert "note: a worker process spent more than 1 s in one runtime call and was stopped" in parallel.stderr
