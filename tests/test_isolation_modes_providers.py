@@ -237,6 +237,40 @@ def test_a_worker_that_never_starts_makes_its_case_a_timeout_that_says_so(monkey
     assert result.outcome == "timeout" and "the runtime's worker did not start within 1 s" in result.verdict.message
 
 
+def test_a_worker_that_dies_before_it_is_ready_costs_no_case(monkeypatch, tmp_path):
+    # The first worker dies loading its runtime (as a spare killed while it waited would): that
+    # death is no case's, so the cases sent to it run on a fresh worker. Before, the oldest was a crash.
+    from conformance.execute import RunOptions, run_examples, select_examples
+    from conformance.runners import make_runner
+
+    loads = tmp_path / "loads"
+    monkeypatch.syspath_prepend(str(BACKENDS))
+    monkeypatch.setenv("PYTHONPATH", with_test_backends()["PYTHONPATH"])
+    monkeypatch.setenv("CONFORM_TEST_DEATHS", str(loads))
+    monkeypatch.setenv("CONFORM_TEST_DIE_TIMES", "1")
+    options = RunOptions(op="Slice", opset=13, dtypes=("float",), use_hypothesis=False)
+    examples = select_examples(options)[:6]
+    runner = make_runner(backend="dies_starting", isolate=True, timeout=5.0)
+    try:
+        results = run_examples(examples, runner, options)
+    finally:
+        runner.close()
+    assert [r.example.id for r in results] == [e.id for e in examples]
+    assert not [r.verdict.message for r in results if r.outcome in ("crash", "timeout")]
+    assert len(loads.read_text().splitlines()) >= 2  # the first worker died; the cases ran on another
+
+
+def test_a_runtime_whose_workers_always_die_loading_it_is_unavailable_exit_3(conform, tmp_path, monkeypatch):
+    loads = tmp_path / "loads"
+    monkeypatch.setenv("CONFORM_TEST_DEATHS", str(loads))
+    result = conform(*SLICE_FLOAT, "--backend", "dies_starting", "--jobs", "1")
+    assert result.code == 3, result.stderr
+    assert "died twice while loading the runtime, before running any case (exited with code 3)" in result.stderr
+    assert "Traceback" not in result.stderr
+    # Given up after the second death (a spare may have started loading beside it), not once per case.
+    assert 2 <= len(loads.read_text().splitlines()) <= 3
+
+
 def test_cases_in_flight_when_the_worker_dies_are_each_judged_once(monkeypatch):
     # The isolated runner sends later cases before reading earlier answers. A death or a hang
     # belongs to the oldest unanswered case; the ones sent after it must still run, on a fresh worker.

@@ -4,7 +4,9 @@ One worker per runner, reused across cases. If the worker dies (segfault, abort,
 case is a `crash` with the signal or exit code, and a fresh worker starts; if a case takes longer
 than the timeout, the worker is killed and replaced and the case is a `timeout`. From the first
 replacement on, a spare worker loads its runtime beside the running one, so the next replacement
-waits for no start-up (a spare that died meanwhile is never taken: its death is no case's).
+waits for no start-up. A worker that dies before it is ready (a spare that died while it waited,
+say) dies of no case: its cases go to a fresh worker, and a runtime whose workers die so twice in
+a row cannot be loaded in a worker (UnavailableError).
 
 `run_stream` keeps several cases in flight, so the worker always has the next cases queued while
 this process prepares new cases and judges answered ones; they are sent several to a write, and
@@ -27,10 +29,11 @@ from typing import Iterable, Iterator
 
 import onnx
 
+from ..errors import UnavailableError
+from ..lifetime import start_worker
 from ..model import BuiltModel
 from . import RunnerSpec
 from .base import RunOutput, timeout_message
-from ..lifetime import start_worker
 from .wire import SMALLEST_BUDGET, Channel, dump_case, pack_output, unpack_case, unpack_output
 
 
@@ -215,19 +218,35 @@ class IsolatedRunner:
 
     def _answer(self, waiting: deque) -> RunOutput:
         """The oldest waiting case's output; a crash or timeout is that case's, and the cases
-        after it are sent to a fresh worker."""
-        waiting.popleft()
-        try:
-            late = self._late()
-            if late is not None:
+        after it are sent to a fresh worker. A worker that dies before it is ready (loading its
+        runtime, before any case ran) dies of no case: the cases go to a fresh worker."""
+        started_again = False
+        while True:
+            try:
+                late = self._late()
+                if late is None:
+                    waiting.popleft()
+                    return unpack_output(pickle.loads(self._channel.receive()))
                 self._stop(kill=True)
                 outcome = RunOutput(error=late, fault="timeout")
-            else:
-                return unpack_output(pickle.loads(self._channel.receive()))
-        except (EOFError, OSError):
-            outcome = RunOutput(error=f"the runtime's worker process died: {self._stop(kill=False)}", fault="crash")
+            except (EOFError, OSError):
+                if not self._ready:
+                    self._start_again(waiting, started_again)
+                    started_again = True
+                    continue
+                outcome = RunOutput(error=f"the runtime's worker process died: {self._stop(kill=False)}", fault="crash")
+            waiting.popleft()
+            self._resend(waiting)
+            return outcome
+
+    def _start_again(self, waiting: deque, twice: bool) -> None:
+        """Send the waiting cases to a fresh worker, the last one having died before it was ready;
+        when that one was itself the fresh worker, the runtime cannot be loaded in a worker at all."""
+        how = self._stop(kill=False)
+        if twice:
+            raise UnavailableError(f"the runtime's worker process died twice while loading the runtime, before running "
+                                   f"any case ({how}); run with --no-isolation to see the runtime's own error")
         self._resend(waiting)
-        return outcome
 
     def _late(self) -> str | None:
         """Why the oldest case's answer did not come in time (worker start-up aside), or None when
