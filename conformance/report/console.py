@@ -17,7 +17,7 @@ from rich.text import Text
 
 from ..compare import AMBIGUOUS, CRASH, ERROR, FAIL, FALLBACK, LENIENT, OUTCOMES, PASS, TIMEOUT, UNSUPPORTED
 from ..values import describe
-from . import FAILING, plural
+from . import FAILING, plural, summary
 
 STYLES = {PASS: "green", FAIL: "bold red", ERROR: "bold magenta", UNSUPPORTED: "yellow", AMBIGUOUS: "cyan",
           LENIENT: "blue", CRASH: "bold red", TIMEOUT: "bold red", FALLBACK: "bold red", "skipped": "dim",
@@ -148,9 +148,9 @@ def render(results, console: Console, report_path: str | None = None, show: tupl
         console.print(f"... and {left} more in {hidden} more {plural('family', hidden)}; every one is in the JSON report.")
     for line in differing_variants(results):
         console.print(line, highlight=False)
-    counts = Counter(r.outcome for r in results)
+    counts = summary(results)
     line = ", ".join(f"{counts[o]} {o}" for o in OUTCOMES if counts[o])
-    console.print(f"[bold]{len(results)} cases:[/bold] {line or 'none'}")
+    console.print(f"[bold]{counts['total']} cases:[/bold] {line or 'none'}")
     if report_path:
         console.print(f"JSON report: {report_path}")
 
