@@ -29,7 +29,10 @@ call is stopped, and so treated as dead. Its unit is marked with that call, and 
 that run it again take the call's case as a `timeout`, judged as a serial run judges it, without
 running it a second time (see `execute.with_known_hang`); a shrink task or a unit of stored tests,
 which runs again whole and so makes the same calls in the same order, has that call answered so
-(`_AnsweredHang`).
+(`_AnsweredHang`). A watched worker also says when it is loading the runtime: one that dies doing
+so, or is still at it after isolated.WORKER_START_SECONDS, failed no case, and a worker like it
+takes its units; when a second worker of the pool fails so, the runtime cannot be loaded in a
+worker, and the run stops with that (UnavailableError), as a serial isolated run does.
 
 The same workers then shrink the run's failing groups, side by side (each group's search is
 seeded, so its minimal case does not depend on the worker either); a run that ran its cases in
@@ -43,6 +46,7 @@ import multiprocessing
 import os
 import time
 from collections import deque
+from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import cached_property
 from multiprocessing.connection import Connection, wait
@@ -53,6 +57,7 @@ from .execute import (Minimal, Result, RunOptions, ShrinkTask, WorkUnit, check_s
 from .errors import ConformError
 from .golden import GenerateUnit, GoldenRun, GoldenUnit, run_golden, verify_unit, write_unit
 from .runners import Runner, RunnerSpec, RunOutput
+from .runners import isolated
 from .runners.isolated import IsolatedRunner
 from .runners.isolated import death as _death
 from .lifetime import serve, start_own_server, start_worker
@@ -296,20 +301,21 @@ def _merged(answers: list, options: RunOptions):
     return next((a for a in answers if isinstance(a, _Refused)), None) or merge_parts(answers, options)
 
 
-def _serve(spec: RunnerSpec, options: RunOptions, timeout: float, careful: bool, running_since, calls,
+def _serve(spec: RunnerSpec, options: RunOptions, timeout: float, careful: bool, watch: "_Watch",
            connection: Connection) -> None:
-    if careful:
-        # It restarts its runtime worker after every crash or hang: from a server of its own, each
-        # restart costs ~0.01 s instead of a spawned interpreter's ~0.5 s.
-        start_own_server()
-    # A careful worker's isolated runner is not watched: its own timeout stops a call that hangs.
-    # It keeps no spare worker: beside the other jobs no core is free to load one ahead (Slice-13
-    # on a runtime that crashes 133 times, two jobs, five runs each in turn: 11.5-12.5 s without
-    # spares, 12.0-13.4 s with them).
-    runner = IsolatedRunner(spec, timeout, keep_spare=False) if careful else _Watched(spec, running_since, calls)
+    with watch.loading():
+        if careful:
+            # It restarts its runtime worker after every crash or hang: from a server of its own,
+            # each restart costs ~0.01 s instead of a spawned interpreter's ~0.5 s.
+            start_own_server()
+        # A careful worker's isolated runner is not watched: its own timeout stops a call that
+        # hangs. It keeps no spare worker: beside the other jobs no core is free to load one ahead
+        # (Slice-13 on a runtime that crashes 133 times, two jobs, five runs each in turn:
+        # 11.5-12.5 s without spares, 12.0-13.4 s with them).
+        runner = IsolatedRunner(spec, timeout, keep_spare=False) if careful else _Watched(spec, watch)
 
     def handle(request: tuple[int, Task]) -> tuple[int, Any]:
-        calls.value = 0  # counted per task
+        watch.calls.value = 0  # counted per task
         return request[0], _answer(request[1], runner, options)
 
     serve(connection, handle)
@@ -320,21 +326,58 @@ def _serve(spec: RunnerSpec, options: RunOptions, timeout: float, careful: bool,
     os._exit(0)
 
 
+class _Watch:
+    """What a worker tells the pool through shared memory (times are time.monotonic, the same
+    clock in every process): when the runtime call it is in began (`call_since`, 0.0 between
+    calls), how many calls its task has made, that one included (`calls`, reset for each task),
+    and when it began loading the runtime (`loading_since`, 0.0 when it is not loading it). So
+    the pool knows which call a worker it stops was in, and tells a worker that fails to load
+    the runtime from one that fails a case."""
+
+    def __init__(self) -> None:
+        self.call_since = multiprocessing.RawValue("d", 0.0)
+        self.calls = multiprocessing.RawValue("q", 0)
+        self.loading_since = multiprocessing.RawValue("d", 0.0)
+
+    @contextmanager
+    def loading(self) -> Iterator[None]:
+        self.loading_since.value = time.monotonic()
+        try:
+            yield
+        finally:
+            self.loading_since.value = 0.0
+
+    def in_one_call_for(self, now: float) -> float:
+        """How long the worker has been in its current runtime call (0.0 when in none)."""
+        return _for(self.call_since.value, now)
+
+    def loading_for(self, now: float) -> float:
+        """How long the worker has been loading the runtime (0.0 when it is not loading it)."""
+        return _for(self.loading_since.value, now)
+
+    def call(self) -> tuple[int, float]:
+        """Which runtime call of its task the worker is in, and when that call began."""
+        return self.calls.value, self.call_since.value
+
+
+def _for(since: float, now: float) -> float:
+    return now - since if since else 0.0
+
+
 class _Watched:
-    """A worker's runner, telling the pool through shared memory when the runtime call it is in
-    began (`running_since`: time.monotonic, the same clock in every process; 0.0 between calls)
-    and how many calls its task has made, that one included (`calls`, which the worker resets for
-    each task): when the pool stops the worker in a call, it knows which.
+    """A worker's runner, telling the pool when it loads the runtime and when each runtime call
+    begins and ends (see _Watch): when the pool stops the worker in a call, it knows which.
 
     The runner is made when first asked for: a worker that only verifies stored outputs, or writes
     golden tests, never imports the runtime."""
 
-    def __init__(self, spec: RunnerSpec, running_since, calls) -> None:
-        self._spec, self._since, self._calls = spec, running_since, calls
+    def __init__(self, spec: RunnerSpec, watch: _Watch) -> None:
+        self._spec, self._watch = spec, watch
 
     @cached_property
     def _runner(self) -> Runner:
-        return self._spec.make()
+        with self._watch.loading():
+            return self._spec.make()
 
     @property
     def name(self) -> str:
@@ -347,13 +390,14 @@ class _Watched:
         return self._runner.replay_options()
 
     def run(self, built):
-        runner = self._runner  # made before the watch starts: importing a runtime is no call to time
-        self._calls.value += 1
-        self._since.value = time.monotonic()
+        runner = self._runner  # made before the call's watch starts: loading a runtime is no call
+        watch = self._watch
+        watch.calls.value += 1
+        watch.call_since.value = time.monotonic()
         try:
             return runner.run(built)
         finally:
-            self._since.value = 0.0
+            watch.call_since.value = 0.0
 
 
 class _Worker:
@@ -362,21 +406,11 @@ class _Worker:
 
     def __init__(self, arguments: tuple, careful: bool = False) -> None:
         self.careful = careful
-        self.running_since = multiprocessing.RawValue("d", 0.0)  # see _Watched
-        self.calls = multiprocessing.RawValue("q", 0)
+        self.watch = _Watch()
         # Not a daemon: daemons may not start children, and a backend, or a careful worker, does.
         # It ends with this process all the same (die_with_parent, and `stop`).
-        self.process, self.connection = start_worker(_serve, (*arguments, careful, self.running_since, self.calls))
+        self.process, self.connection = start_worker(_serve, (*arguments, careful, self.watch))
         self.positions: deque[int] = deque()
-
-    def in_one_call_for(self, now: float) -> float:
-        """How long the worker has been in its current runtime call (0.0 when in none)."""
-        since = self.running_since.value
-        return now - since if since else 0.0
-
-    def call(self) -> tuple[int, float]:
-        """Which runtime call of its task the worker is in, and when that call began (see _Watched)."""
-        return self.calls.value, self.running_since.value
 
     def give(self, position: int, unit: Task) -> None:
         self.positions.append(position)
@@ -461,7 +495,8 @@ class _Queue:
 class _Pool:
     """Workers that hold up to UNITS_IN_FLIGHT units each (a careful one, one), answering in
     order; results are handed out in the units' order, whoever ran them. A worker that spends more
-    than `case_timeout` seconds in one runtime call is treated as dead. Once one has died, only careful
+    than `case_timeout` seconds in one runtime call is treated as dead (one that fails to load the
+    runtime is replaced by a like one: see `_load_again`). Once one has died, only careful
     workers are given units: the others finish what they hold and are replaced by careful ones;
     and each unit is first cut by `share(unit, N)` into parts for the N workers (one part: not
     cut), whose answers `merge` puts together."""
@@ -476,6 +511,7 @@ class _Pool:
         self._share, self._merge, self._mark_hang = share, merge, mark_hang
         self._ahead: dict[int, Any] = {}  # see in_order
         self._careful_only = False
+        self._failed_loads = 0
         self._workers = [_Worker(arguments) for _ in range(size)]
 
     def in_order(self, units: list[Task], rescue: Callable[[Task], Any]) -> Iterator[Any]:
@@ -540,18 +576,26 @@ class _Pool:
         if self._case_timeout is None:
             return None
         now = time.monotonic()
-        return max(0.0, min(WATCH_INTERVAL, *(self._case_timeout - w.in_one_call_for(now) for w in busy)))
+        return max(0.0, min(WATCH_INTERVAL, *(self._time_left(w.watch, now) for w in busy)))
+
+    def _time_left(self, watch: _Watch, now: float) -> float:
+        """Seconds until a watched worker overruns: the case timeout in its runtime call, or
+        WORKER_START_SECONDS loading the runtime."""
+        return min(self._case_timeout - watch.in_one_call_for(now), isolated.WORKER_START_SECONDS - watch.loading_for(now))
 
     def _overdue(self, worker: _Worker) -> bool:
-        return self._case_timeout is not None and worker.in_one_call_for(time.monotonic()) > self._case_timeout
+        return self._case_timeout is not None and self._time_left(worker.watch, time.monotonic()) < 0
 
     def _replace(self, index: int, queue: _Queue, rescue) -> tuple[int, Any] | None:
         """Stop a dead (or overdue) worker and start a careful one in its place. The units it held
         go back to the front of the queue, or, when the dead worker was careful itself, those it
         had not started do, and the one it was running is done here with `rescue`, whose position
-        and answer are returned."""
+        and answer are returned. One that died or overran loading the runtime failed no case (see
+        `_load_again`)."""
         dead = self._workers[index]
-        call = dead.call()
+        if dead.watch.loading_for(time.monotonic()):
+            return self._load_again(index, queue)
+        call = dead.watch.call()
         overran = self._overdue(dead)
         dead.stop(kill=True)
         running, *unstarted = dead.positions
@@ -565,13 +609,28 @@ class _Pool:
             queue.put_back(unstarted)
             return running, rescue(queue.units[running])
         hung = ""
-        if overran and dead.call() == call:  # still in the call it overran when stopped: that call hung
+        if overran and dead.watch.call() == call:  # still in the call it overran when stopped: that call hung
             queue.units[running] = self._mark_hang(queue.units[running], call[0], self._case_timeout)
             hung = "; the case that hung is a timeout, not run again"
         self._on_note(f"a worker process {what}; its {unit} runs again, shared among workers that keep the "
                       f"runtime in a process of its own, as every worker does from now on{hung}")
         queue.put_back([running, *unstarted])
         return None
+
+    def _load_again(self, index: int, queue: _Queue) -> None:
+        """A worker that died or overran loading the runtime, before running any case: a like one
+        takes its place and the units it held; when a worker of the pool failed so before, the
+        runtime cannot be loaded in a worker (UnavailableError), as with the isolated runner."""
+        dead = self._workers[index]
+        overran = self._overdue(dead)
+        dead.stop(kill=True)
+        how = isolated.load_failure(died=None if overran else _death(dead.process.exitcode))
+        if self._failed_loads:
+            raise isolated.not_loadable(how)
+        self._failed_loads += 1
+        self._workers[index] = _Worker(self._arguments, careful=dead.careful)
+        queue.put_back(list(dead.positions))
+        self._on_note(f"a worker process failed to load the runtime (it {how}); a fresh one runs its units")
 
     def close(self, kill: bool) -> None:
         # Every worker is told first, then waited for: they wind down (and close their own

@@ -75,10 +75,8 @@ def test_isolated_jobs_meet_each_hang_once_when_a_watched_worker_meets_it_first(
     assert "the case that hung is a timeout, not run again" in parallel.stderr
 
 
-def test_a_watched_runner_shows_when_its_call_began_and_which_call_it_is_and_clears_the_time_after():
-    import multiprocessing
-
-    from conformance.parallel import _Watched
+def test_a_watched_runner_shows_when_it_loads_the_runtime_when_its_call_began_and_which_call_it_is():
+    from conformance.parallel import _Watch, _Watched
 
     class Runner:
         name = "fake"
@@ -86,8 +84,8 @@ def test_a_watched_runner_shows_when_its_call_began_and_which_call_it_is_and_cle
         counted = []
 
         def run(self, built):
-            self.seen.append(since.value)
-            self.counted.append(calls.value)
+            self.seen.append(watch.call_since.value)
+            self.counted.append(watch.calls.value)
             if built == "raise":
                 raise RuntimeError("boom")
             return "output"
@@ -97,21 +95,22 @@ def test_a_watched_runner_shows_when_its_call_began_and_which_call_it_is_and_cle
 
         def make(self):
             Spec.made += 1
-            Spec.watched_while_made = since.value
+            Spec.call_while_made = watch.call_since.value
+            Spec.loading_while_made = watch.loading_for(time.monotonic())
             return Runner()
 
-    since = multiprocessing.get_context().RawValue("d", 0.0)
-    calls = multiprocessing.get_context().RawValue("q", 0)
-    watched = _Watched(Spec(), since, calls)
+    watch = _Watch()
+    watched = _Watched(Spec(), watch)
     assert Spec.made == 0  # made when first asked for: a worker that only verifies never imports the runtime
     before = time.monotonic()
     assert watched.run("model") == "output"
-    assert since.value == 0.0 and before <= Runner.seen[0] <= time.monotonic()
+    assert watch.call_since.value == 0.0 and before <= Runner.seen[0] <= time.monotonic()
     with pytest.raises(RuntimeError):
         watched.run("raise")
-    assert since.value == 0.0 and Runner.seen[1] >= Runner.seen[0] and Spec.made == 1 and watched.name == "fake"
-    assert Runner.counted == [1, 2] and calls.value == 2  # the call a stopped worker was in stays readable
-    assert Spec.watched_while_made == 0.0  # a runtime's import is not a call that can time out
+    assert watch.call_since.value == 0.0 and Runner.seen[1] >= Runner.seen[0] and Spec.made == 1 and watched.name == "fake"
+    assert Runner.counted == [1, 2] and watch.calls.value == 2  # the call a stopped worker was in stays readable
+    assert Spec.call_while_made == 0.0  # a runtime's import is not a call that can time out ...
+    assert Spec.loading_while_made > 0.0 and watch.loading_for(time.monotonic()) == 0.0  # ... it is watched as loading
 
 
 def test_jobs_default_to_the_cores_only_for_runs_with_enough_units():
@@ -468,15 +467,25 @@ def shrunk(found):
     return [(m[0].id, m[1], {k: v.tobytes() for k, v in m[0].inputs.items()}) for m in found]
 
 
-def test_the_pool_looks_at_watched_workers_by_the_time_one_could_overrun():
+def test_the_pool_looks_at_watched_workers_by_the_time_one_could_overrun(monkeypatch):
     from conformance.parallel import WATCH_INTERVAL, _Pool
+    from conformance.runners import isolated
 
-    class Worker:
-        def __init__(self, in_call):
-            self.in_call = in_call
+    monkeypatch.setattr(isolated, "WORKER_START_SECONDS", 60.0)
+
+    class Watch:
+        def __init__(self, in_call, loading):
+            self.in_call, self.loading = in_call, loading
 
         def in_one_call_for(self, now):
             return self.in_call
+
+        def loading_for(self, now):
+            return self.loading
+
+    class Worker:
+        def __init__(self, in_call, loading=0.0):
+            self.watch = Watch(in_call, loading)
 
     pool = _Pool(0, (), lambda note: None, case_timeout=10.0)
     # Between calls: looked at again soon, so a call beginning right after is not missed for long.
@@ -484,6 +493,9 @@ def test_the_pool_looks_at_watched_workers_by_the_time_one_could_overrun():
     # 9.8 s into a call: looked at when it reaches the timeout; overdue: at once.
     assert pool._next_check([Worker(0.0), Worker(9.8)]) == pytest.approx(0.2)
     assert pool._next_check([Worker(12.0)]) == 0.0
+    # Loading the runtime is held to the start-up limit, not the case timeout.
+    assert pool._next_check([Worker(0.0, loading=59.9)]) == pytest.approx(0.1)
+    assert pool._overdue(Worker(0.0, loading=60.5)) and not pool._overdue(Worker(0.0, loading=30.0))
     assert _Pool(0, (), lambda note: None, case_timeout=0.1)._next_check([Worker(0.0)]) == pytest.approx(0.1)
     assert _Pool(0, (), lambda note: None)._next_check([Worker(100.0)]) is None  # unwatched: wait for answers
 
@@ -614,3 +626,69 @@ def test_a_shrink_task_marked_with_the_call_that_hung_is_shrunk_again_without_th
     assert again.calls == serially.calls[:2] + serially.calls[3:]
     assert (found[0].id, found[1], {k: v.tobytes() for k, v in found[0].inputs.items()}) == \
         (expected[0].id, expected[1], {k: v.tobytes() for k, v in expected[0].inputs.items()})
+
+
+POOL_OF_TWO = '''
+import json
+from conformance.errors import ConformError
+from conformance.execute import RunOptions, plan
+from conformance.parallel import run_parallel
+from conformance.runners import RunnerSpec, isolated
+
+if __name__ == "__main__":
+    isolated.WORKER_START_SECONDS = 1.0
+    options = RunOptions(op="Slice", opset=13, dtypes=("float",), use_hypothesis=False)
+    notes = []
+    try:
+        results = run_parallel(plan(options), options, RunnerSpec(backend="fails_starting"), 2, True, 5.0,
+                               on_note=notes.append)
+        print(json.dumps({"results": [[r.example.id, r.outcome] for r in results], "notes": notes}))
+    except ConformError as error:
+        print(json.dumps({"error": error.message, "code": error.exit_code, "notes": notes}))
+'''
+
+
+def pool_of_two_failing_to_load(tmp_path, fault: str, times: int | None = None) -> tuple[dict, int]:
+    """What a pool of two watched workers gives on Slice-13's float cases when the workers of the
+    fails_starting backend fail to load it (`fault`, the first `times` of them; a hang counts after
+    1 s), and how many workers loaded it; in a process of its own, so a pool that waits forever fails
+    the test instead of stopping the suite."""
+    import subprocess
+    import sys
+
+    from conftest import with_test_backends
+
+    script, loads = tmp_path / "pool.py", tmp_path / "loads"
+    script.write_text(POOL_OF_TWO)
+    env = {**with_test_backends(), "CONFORM_TEST_STARTS": str(loads), "CONFORM_TEST_START_FAULT": fault}
+    if times is not None:
+        env["CONFORM_TEST_FAIL_TIMES"] = str(times)
+    done = subprocess.run([sys.executable, str(script)], env=env, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout), len(loads.read_text().splitlines())
+
+
+@pytest.mark.parametrize("fault", ["exit", "hang"])
+def test_a_pool_worker_that_fails_to_load_the_runtime_costs_no_case(tmp_path, monkeypatch, fault):
+    # Before, a watched worker that hung loading the runtime kept the run waiting for ever (only a
+    # runtime call was timed), and one that died loading it made its units run again on careful workers.
+    from conftest import BACKENDS
+
+    from conformance.execute import run_examples
+    from conformance.runners import make_runner
+
+    monkeypatch.syspath_prepend(str(BACKENDS))
+    answer, loads = pool_of_two_failing_to_load(tmp_path, fault, times=1)
+    options = RunOptions(op="Slice", opset=13, dtypes=("float",), use_hypothesis=False)
+    runner = make_runner(backend="fails_starting", isolate=False)  # in this process it loads at once
+    expected = [[r.example.id, r.outcome] for r in run_examples(select_examples(options), runner, options)]
+    assert answer["results"] == expected and loads >= 2
+    how = "had not loaded it after 1 s, and was stopped" if fault == "hang" else "died while loading it: exited with code 3"
+    assert answer["notes"] == [f"a worker process failed to load the runtime (it {how}); a fresh one runs its units"]
+
+
+@pytest.mark.parametrize("fault", ["exit", "hang"])
+def test_a_pool_whose_workers_cannot_load_the_runtime_stops_with_one_error(tmp_path, fault):
+    answer, loads = pool_of_two_failing_to_load(tmp_path, fault)
+    assert answer["code"] == 3 and loads in (2, 3), answer
+    assert "the runtime could not be loaded in a worker process: two workers in a row failed to load it" in answer["error"]

@@ -4,9 +4,10 @@ One worker per runner, reused across cases. If the worker dies (segfault, abort,
 case is a `crash` with the signal or exit code, and a fresh worker starts; if a case takes longer
 than the timeout, the worker is killed and replaced and the case is a `timeout`. From the first
 replacement on, a spare worker loads its runtime beside the running one, so the next replacement
-waits for no start-up. A worker that dies before it is ready (a spare that died while it waited,
-say) dies of no case: its cases go to a fresh worker, and a runtime whose workers die so twice in
-a row cannot be loaded in a worker (UnavailableError).
+waits for no start-up. A worker that fails to load its runtime (it dies before it is ready, as a
+spare that died while it waited would, or it is not ready within WORKER_START_SECONDS) fails no
+case: its cases go to a fresh worker, and a runtime that two workers in a row fail so to load
+cannot be loaded in a worker (UnavailableError), rather than costing every case a worker's start.
 
 `run_stream` keeps several cases in flight, so the worker always has the next cases queued while
 this process prepares new cases and judges answered ones; they are sent several to a write, and
@@ -82,6 +83,30 @@ def death(exitcode: int | None) -> str:
         except ValueError:
             return f"killed by signal {-exitcode}"
     return f"exited with code {exitcode}"
+
+
+class _NotLoaded(Exception):
+    """A worker that failed to load its runtime; `how` says how (see load_failure)."""
+
+    def __init__(self, how: str) -> None:
+        super().__init__(how)
+        self.how = how
+
+
+def load_failure(died: str | None) -> str:
+    """How a worker failed to load its runtime, after "it": it died so (`died`: how it ended), or,
+    with None, it was stopped still loading after WORKER_START_SECONDS."""
+    if died is None:
+        return f"had not loaded it after {WORKER_START_SECONDS:g} s, and was stopped"
+    return f"died while loading it: {died}"
+
+
+def not_loadable(how: str) -> UnavailableError:
+    """The error of a runtime that two worker processes in a row failed to load, before running any
+    case; `how` says how the second failed (see load_failure)."""
+    return UnavailableError(f"the runtime could not be loaded in a worker process: two workers in a row failed to load "
+                            f"it, before running any case (the second {how}); run with --no-isolation to load it in "
+                            f"this process and see the runtime's own error")
 
 
 class IsolatedRunner:
@@ -218,47 +243,43 @@ class IsolatedRunner:
 
     def _answer(self, waiting: deque) -> RunOutput:
         """The oldest waiting case's output; a crash or timeout is that case's, and the cases
-        after it are sent to a fresh worker. A worker that dies before it is ready (loading its
-        runtime, before any case ran) dies of no case: the cases go to a fresh worker."""
-        started_again = False
+        after it are sent to a fresh worker. A worker that fails to load its runtime, before any
+        case ran, fails no case: the cases go to a fresh worker (see the module's docstring)."""
+        failed_to_load = False
         while True:
             try:
-                late = self._late()
-                if late is None:
+                if not self._ready:
+                    self._wait_until_loaded()
+                if self._arrives_within(self.timeout):
                     waiting.popleft()
                     return unpack_output(pickle.loads(self._channel.receive()))
                 self._stop(kill=True)
-                outcome = RunOutput(error=late, fault="timeout")
+                outcome = RunOutput(error=timeout_message(self.timeout), fault="timeout")
+            except _NotLoaded as failure:
+                if failed_to_load:
+                    raise not_loadable(failure.how) from None
+                failed_to_load = True
+                self._resend(waiting)
+                continue
             except (EOFError, OSError):
-                if not self._ready:
-                    self._start_again(waiting, started_again)
-                    started_again = True
-                    continue
                 outcome = RunOutput(error=f"the runtime's worker process died: {self._stop(kill=False)}", fault="crash")
             waiting.popleft()
             self._resend(waiting)
             return outcome
 
-    def _start_again(self, waiting: deque, twice: bool) -> None:
-        """Send the waiting cases to a fresh worker, the last one having died before it was ready;
-        when that one was itself the fresh worker, the runtime cannot be loaded in a worker at all."""
-        how = self._stop(kill=False)
-        if twice:
-            raise UnavailableError(f"the runtime's worker process died twice while loading the runtime, before running "
-                                   f"any case ({how}); run with --no-isolation to see the runtime's own error")
-        self._resend(waiting)
-
-    def _late(self) -> str | None:
-        """Why the oldest case's answer did not come in time (worker start-up aside), or None when
-        it is there to read."""
-        if not self._ready:
-            if not self._arrives_within(WORKER_START_SECONDS):
-                return f"the runtime's worker did not start within {WORKER_START_SECONDS:g} s; worker killed"
-            self._channel.receive()  # READY
-            self._ready = True
-        if not self._arrives_within(self.timeout):
-            return timeout_message(self.timeout)
-        return None
+    def _wait_until_loaded(self) -> None:
+        """Read the worker's ready frame; _NotLoaded (the worker stopped) when it dies first, or
+        when the frame is not there within WORKER_START_SECONDS (a case's timeout starts after it:
+        importing a runtime takes ~0.3 s, more on a busy machine)."""
+        try:
+            loaded = self._arrives_within(WORKER_START_SECONDS)
+        except (EOFError, OSError):
+            raise _NotLoaded(load_failure(died=self._stop(kill=False))) from None
+        if not loaded:
+            self._stop(kill=True)
+            raise _NotLoaded(load_failure(died=None))
+        self._channel.receive()  # READY
+        self._ready = True
 
     def _arrives_within(self, seconds: float) -> bool:
         """Whether the worker's next frame is whole within `seconds` (EOFError when it is gone)."""
