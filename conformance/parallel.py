@@ -349,18 +349,19 @@ class _Watch:
 
     def in_one_call_for(self, now: float) -> float:
         """How long the worker has been in its current runtime call (0.0 when in none)."""
-        return _for(self.call_since.value, now)
+        return _seconds_since(self.call_since.value, now)
 
     def loading_for(self, now: float) -> float:
         """How long the worker has been loading the runtime (0.0 when it is not loading it)."""
-        return _for(self.loading_since.value, now)
+        return _seconds_since(self.loading_since.value, now)
 
     def call(self) -> tuple[int, float]:
         """Which runtime call of its task the worker is in, and when that call began."""
         return self.calls.value, self.call_since.value
 
 
-def _for(since: float, now: float) -> float:
+def _seconds_since(since: float, now: float) -> float:
+    """Seconds from `since` to `now`; 0.0 when `since` is 0.0 (not begun)."""
     return now - since if since else 0.0
 
 
