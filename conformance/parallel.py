@@ -303,16 +303,18 @@ def _merged(answers: list, options: RunOptions):
 
 def _serve(spec: RunnerSpec, options: RunOptions, timeout: float, careful: bool, watch: "_Watch",
            connection: Connection) -> None:
-    with watch.loading():
-        if careful:
+    if careful:
+        with watch.loading():  # its isolated runner loads the runtime here, to check it is there
             # It restarts its runtime worker after every crash or hang: from a server of its own,
             # each restart costs ~0.01 s instead of a spawned interpreter's ~0.5 s.
             start_own_server()
-        # A careful worker's isolated runner is not watched: its own timeout stops a call that
-        # hangs. It keeps no spare worker: beside the other jobs no core is free to load one ahead
-        # (Slice-13 on a runtime that crashes 133 times, two jobs, five runs each in turn:
-        # 11.5-12.5 s without spares, 12.0-13.4 s with them).
-        runner = IsolatedRunner(spec, timeout, keep_spare=False) if careful else _Watched(spec, watch)
+            # Its isolated runner is not watched: its own timeout stops a call that hangs. It keeps
+            # no spare worker: beside the other jobs no core is free to load one ahead (Slice-13
+            # on a runtime that crashes 133 times, two jobs, five runs each in turn: 11.5-12.5 s
+            # without spares, 12.0-13.4 s with them).
+            runner = IsolatedRunner(spec, timeout, keep_spare=False)
+    else:
+        runner = _Watched(spec, watch)  # which loads the runtime, watched, when first asked to run
 
     def handle(request: tuple[int, Task]) -> tuple[int, Any]:
         watch.calls.value = 0  # counted per task
