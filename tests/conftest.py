@@ -35,6 +35,16 @@ def one_and_two_jobs_meeting_hangs(conform, args: tuple[str, ...], hangs: Path, 
     return serial, parallel
 
 
+def failing_starts(loads: Path, fault: str = "exit", times: int | None = None) -> dict[str, str]:
+    """The environment that makes worker processes of the fails_starting backend fail to load it
+    (`fault`: exit or hang), the first `times` of them (every one when None), each logging its
+    load to `loads`."""
+    env = {"CONFORM_TEST_STARTS": str(loads), "CONFORM_TEST_START_FAULT": fault}
+    if times is not None:
+        env["CONFORM_TEST_FAIL_TIMES"] = str(times)
+    return env
+
+
 @pytest.fixture(autouse=True, scope="session")
 def _sigint_heard():
     """Tests interrupt runs with SIGINT, in this process and in the runs it starts. A job a shell

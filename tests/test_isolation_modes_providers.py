@@ -17,7 +17,7 @@ from conformance.providers import directml_clip_bound, directml_clip_note
 from conformance.runners.fallback import fallback_message, providers_that_ran, read_profile
 from conformance.runners import wire
 from conformance.runners.onnxruntime import session_options
-from conftest import BACKENDS, with_test_backends
+from conftest import BACKENDS, failing_starts, with_test_backends
 
 DATA = Path(__file__).parent / "data"
 SLICE_FLOAT = ("run", "--op", "Slice", "--opset", "13", "--dtype", "float", "--no-hypothesis")
@@ -228,10 +228,8 @@ def failing_to_start(monkeypatch, tmp_path, fault: str, times: int | None = None
     loads = tmp_path / "loads"
     monkeypatch.syspath_prepend(str(BACKENDS))
     monkeypatch.setenv("PYTHONPATH", with_test_backends()["PYTHONPATH"])
-    monkeypatch.setenv("CONFORM_TEST_STARTS", str(loads))
-    monkeypatch.setenv("CONFORM_TEST_START_FAULT", fault)
-    if times is not None:
-        monkeypatch.setenv("CONFORM_TEST_FAIL_TIMES", str(times))
+    for name, value in failing_starts(loads, fault, times).items():
+        monkeypatch.setenv(name, value)
     monkeypatch.setattr(isolated, "WORKER_START_SECONDS", 1.0)
     return loads
 
@@ -281,7 +279,8 @@ def test_a_runtime_whose_workers_never_finish_loading_it_is_unavailable_not_a_ti
 
 def test_a_runtime_whose_workers_always_die_loading_it_is_unavailable_exit_3(conform, tmp_path, monkeypatch):
     loads = tmp_path / "loads"
-    monkeypatch.setenv("CONFORM_TEST_STARTS", str(loads))
+    for name, value in failing_starts(loads).items():
+        monkeypatch.setenv(name, value)
     result = conform(*SLICE_FLOAT, "--backend", "fails_starting", "--jobs", "1")
     assert result.code == 3, result.stderr
     assert ("the runtime could not be loaded in a worker process: two workers in a row failed to load it, before running "

@@ -656,13 +656,11 @@ def pool_of_two_failing_to_load(tmp_path, fault: str, times: int | None = None) 
     import subprocess
     import sys
 
-    from conftest import with_test_backends
+    from conftest import failing_starts, with_test_backends
 
     script, loads = tmp_path / "pool.py", tmp_path / "loads"
     script.write_text(POOL_OF_TWO)
-    env = {**with_test_backends(), "CONFORM_TEST_STARTS": str(loads), "CONFORM_TEST_START_FAULT": fault}
-    if times is not None:
-        env["CONFORM_TEST_FAIL_TIMES"] = str(times)
+    env = {**with_test_backends(), **failing_starts(loads, fault, times)}
     done = subprocess.run([sys.executable, str(script)], env=env, capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
     return json.loads(done.stdout), len(loads.read_text().splitlines())
