@@ -39,6 +39,9 @@ def leave(code: object) -> None:
     if code is not None and not isinstance(code, int):
         print(code, file=sys.stderr)
         code = 1
+    from .runtime_log import discard
+
+    discard()  # what workers wrote to stderr, when the command did not keep it (an error, an interruption)
     for stream in (sys.stdout, sys.stderr):
         try:
             stream.flush()

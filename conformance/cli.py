@@ -17,7 +17,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from . import casefile, registry, strategies
+from . import casefile, registry, runtime_log, strategies
 from .errors import ConformError, UsageError
 from .execute import (DEFAULT_MAX_ELEMENTS, RunOptions, check_case_ids_found, chose_nothing, parse_shard, plan, planned_count,
                       run_examples, select_examples, shard_scope, shrink_failures)
@@ -174,6 +174,7 @@ def run_command(
     console_report.render(results, out, str(path), show=shown)
     _print_expectation_news(results, stale, strict)
     _print_skipped(skipped)
+    _keep_worker_stderr(path)
     if interrupted:
         _stop_interrupted(len(results), "cases")
     raise typer.Exit(exit_code(results, strict_validation, fail_on_unsupported, strict, len(stale)))
@@ -420,6 +421,7 @@ def generate_command(
     written = sum(t["status"].startswith("written") for t in manifest["tests"])
     skipped = len(manifest["tests"]) - written
     out.print(f"{written} tests written to {out_dir}; {skipped} listed as skipped in {out_dir / 'manifest.json'}", highlight=False)
+    _keep_worker_stderr(DEFAULT_REPORT_DIR / "generate.json")  # not among the tests: the folder holds tests only
     if not manifest["complete"]:
         err.print(f"interrupted: the manifest lists the {len(manifest['tests'])} cases done so far (complete: false); "
                   "the same command with --force finishes the job")
@@ -469,6 +471,7 @@ def verify_command(
     json_report.write(path, doc)
     console_report.render(results, out, str(path), show=("fail", "error", "lenient"))
     _print_skipped(skipped)
+    _keep_worker_stderr(path)
     if interrupted:
         _stop_interrupted(len(results), "data sets")
     raise typer.Exit(0 if all(agreeing(r) for r in results) else 1)
@@ -509,6 +512,7 @@ def diff_command(
     doc["complete"] = not interrupted
     json_report.write(path, doc)
     _print_disagreements(results, first.describe(), second.describe(), str(path))
+    _keep_worker_stderr(path)
     if interrupted:
         _stop_interrupted(len(results), "cases")
     raise typer.Exit(1 if any(r.extra["disagreement"] for r in results) else 0)
@@ -534,6 +538,16 @@ def _choice(value: str, allowed: tuple[str, ...], option: str) -> tuple[str, ...
     if value not in allowed:
         raise UsageError(f"{option} takes one of {', '.join(allowed)} or {'all' if len(allowed) > 2 else 'both'}, not '{value}'")
     return (value,)
+
+
+def _keep_worker_stderr(report: Path) -> None:
+    """What the command's worker processes wrote to stderr (mostly a runtime's own warnings) kept in
+    a log beside its report, `REPORT.stderr.log` (see runtime_log), and said in one line."""
+    log = (DEFAULT_REPORT_DIR / report.name if is_stream(report) else report).with_suffix(".stderr.log")
+    lines = runtime_log.keep(log)
+    if lines:
+        err.print(f"worker processes wrote {lines:,} lines to stderr, kept in {log} (a case that crashed or "
+                  f"hung quotes in its verdict the last lines its runtime wrote during it)", highlight=False, soft_wrap=True)
 
 
 def _note(text: str) -> None:

@@ -51,9 +51,9 @@ class RunOptions:
     modes: tuple[str, ...] = ("input",)
     max_elements: int = DEFAULT_MAX_ELEMENTS
     shard: tuple[int, int] = (1, 1)  # K of N: a deterministic 1/N of the cases
-    # (case id, mode, seconds) of the case a worker was stopped in for overrunning the case timeout:
-    # it is a timeout without being run again (see `with_known_hang`).
-    known_timeout: tuple[str, str, float] | None = None
+    # (case id, mode, seconds, what the runtime wrote to stderr meanwhile) of the case a worker was
+    # stopped in for overrunning the case timeout: a timeout without being run again (see `with_known_hang`).
+    known_timeout: tuple[str, str, float, str] | None = None
 
 
 @dataclass(frozen=True, eq=False)
@@ -95,9 +95,10 @@ class WorkUnit:
     version: OpVersion | None = None
     binding: tuple[tuple[str, str], ...] = ()
     part: tuple[int, int] = (0, 1)  # K (from 0) of N
-    # (N, seconds): a worker was stopped `seconds` into the unit's Nth runtime call (counted from 1
-    # over the whole unit, every mode of each case in turn), so that call's case is a timeout.
-    hang: tuple[int, float] | None = None
+    # (N, seconds, last words): a worker was stopped `seconds` into the unit's Nth runtime call
+    # (counted from 1 over the whole unit, every mode of each case in turn), having written `last
+    # words` to stderr during it (see runtime_log.written_since), so that call's case is a timeout.
+    hang: tuple[int, float, str] | None = None
 
     def describe(self) -> str:
         index, count = self.part
@@ -332,7 +333,7 @@ def stage(example: Example, runner: Runner, options: RunOptions, mode: str = "in
     staged = Staged(example, expected, built, replay, extra, time.perf_counter() - started)
     known = options.known_timeout
     if known is not None and known[:2] == (example.id, mode):  # judged as the runner's own timeout would be, not run again
-        return judged(staged, RunOutput.timed_out(known[2]), runner, options, known[2])
+        return judged(staged, RunOutput.timed_out(known[2], known[3]), runner, options, known[2])
     return staged
 
 
@@ -343,7 +344,7 @@ def with_known_hang(unit: WorkUnit, options: RunOptions, runner: Runner) -> RunO
     unit as the stopped worker did: the runtime is called for exactly the cases staging lets through."""
     if unit.hang is None:
         return options
-    call, seconds = unit.hang
+    call, seconds, last_words = unit.hang
     whole = dataclasses.replace(unit, part=(0, 1), hang=None)
     as_run = dataclasses.replace(options, known_timeout=None)  # as the stopped worker staged it
     calls = 0
@@ -352,7 +353,7 @@ def with_known_hang(unit: WorkUnit, options: RunOptions, runner: Runner) -> RunO
             if isinstance(item, Staged):
                 calls += 1
                 if calls == call:
-                    return dataclasses.replace(options, known_timeout=(item.example.id, item.extra.get("mode", "input"), seconds))
+                    return dataclasses.replace(options, known_timeout=(item.example.id, item.extra.get("mode", "input"), seconds, last_words))
     return options
 
 

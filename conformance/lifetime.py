@@ -35,6 +35,7 @@ from multiprocessing.process import BaseProcess
 from typing import Any, Callable
 
 from .errors import UnavailableError
+from .runtime_log import redirect_stderr
 
 _PR_SET_PDEATHSIG = 1
 
@@ -81,15 +82,17 @@ def start_own_server() -> None:
     start_server()
 
 
-def start_worker(target: Callable[..., None], args: tuple, daemon: bool = False) -> tuple[BaseProcess, Connection]:
-    """A worker process running `target(*args, connection)`, and this process's end of the pipe.
+def start_worker(target: Callable[..., None], args: tuple, daemon: bool = False,
+                 stderr_to: str | None = None) -> tuple[BaseProcess, Connection]:
+    """A worker process running `target(*args, connection)`, and this process's end of the pipe;
+    with `stderr_to`, the worker's stderr goes to that file (see runtime_log).
     When the system will not start it (out of processes or memory): UnavailableError, no traceback."""
     start_server()
     context = multiprocessing.get_context(start_method())
     parent, child = context.Pipe()
     # A forked worker has the server's environment, from when it started: it takes this process's
     # as it is now, as a spawned one would (a backend may read it when it loads).
-    process = context.Process(target=_run, args=(dict(os.environ), target, *args, child), daemon=daemon)
+    process = context.Process(target=_run, args=(dict(os.environ), stderr_to, target, *args, child), daemon=daemon)
     try:
         process.start()
     except OSError as error:
@@ -101,7 +104,8 @@ def start_worker(target: Callable[..., None], args: tuple, daemon: bool = False)
     return process, parent
 
 
-def _run(environment: dict[str, str], target: Callable[..., None], *args: Any) -> None:
+def _run(environment: dict[str, str], stderr_to: str | None, target: Callable[..., None], *args: Any) -> None:
+    redirect_stderr(stderr_to)
     settle_imports()
     # Ctrl-C reaches the whole process group: the parent decides what an interruption means.
     signal.signal(signal.SIGINT, signal.SIG_IGN)

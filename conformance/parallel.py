@@ -61,6 +61,7 @@ from .runners import isolated
 from .runners.isolated import IsolatedRunner
 from .runners.isolated import death as _death
 from .lifetime import serve, start_own_server, start_worker
+from .runtime_log import new_file, position, written_since
 
 Task = WorkUnit | ShrinkTask | GoldenUnit | GenerateUnit  # what a worker is given (see also _HangMarked)
 
@@ -208,7 +209,7 @@ def _perform(task: Task, runner: Runner, options: RunOptions):
     """A unit's results, a failing group's minimal case, what stored tests gave (run, or
     verified), or the manifest entries of the golden tests written."""
     if isinstance(task, _HangMarked):
-        return _perform(task.task, _AnsweredHang(runner, task.call, task.seconds), options)
+        return _perform(task.task, _AnsweredHang(runner, task.call, task.seconds, task.last_words), options)
     if isinstance(task, ShrinkTask):
         return minimal_case(task, runner, options)
     if isinstance(task, GoldenUnit):
@@ -218,24 +219,26 @@ def _perform(task: Task, runner: Runner, options: RunOptions):
     return run_examples(examples_of(task, options), runner, with_known_hang(task, options, runner))
 
 
-def _with_hang(task: Task, call: int, seconds: float) -> Task:
-    """The task a watched worker was stopped in, `seconds` into its `call`th runtime call, marked
-    so that whoever runs it again takes that call's case as a timeout: a unit of cases, which may
-    be cut into parts, by finding the case (`execute.with_known_hang`); any other task, which runs
-    again whole and so makes the same calls in the same order, by its call (`_AnsweredHang`)."""
+def _with_hang(task: Task, call: int, seconds: float, last_words: str) -> Task:
+    """The task a watched worker was stopped in, `seconds` into its `call`th runtime call, having
+    written `last_words` to stderr in it, marked so that whoever runs it again takes that call's
+    case as a timeout: a unit of cases, which may be cut into parts, by finding the case
+    (`execute.with_known_hang`); any other task, which runs again whole and so makes the same calls
+    in the same order, by its call (`_AnsweredHang`)."""
     if isinstance(task, WorkUnit):
-        return dataclasses.replace(task, hang=(call, seconds))
-    return _HangMarked(task, call, seconds)
+        return dataclasses.replace(task, hang=(call, seconds, last_words))
+    return _HangMarked(task, call, seconds, last_words)
 
 
 @dataclass(frozen=True)
 class _HangMarked:
     """A task other than a unit of cases, which a watched worker was stopped in `seconds` into
-    its `call`th runtime call."""
+    its `call`th runtime call, having written `last_words` to stderr in it."""
 
     task: Task
     call: int
     seconds: float
+    last_words: str
 
     def describe(self) -> str:
         return self.task.describe()
@@ -246,8 +249,8 @@ class _AnsweredHang:
     met there, as the runner's own timeout would be, without running it; every other call goes to
     `runner`, as a stream where it takes one."""
 
-    def __init__(self, runner: Runner, call: int, seconds: float) -> None:
-        self._runner, self._call, self._seconds = runner, call, seconds
+    def __init__(self, runner: Runner, call: int, seconds: float, last_words: str) -> None:
+        self._runner, self._call, self._seconds, self._last_words = runner, call, seconds, last_words
         self._calls = 0
         self.name = runner.name
         if hasattr(runner, "run_stream"):
@@ -260,7 +263,7 @@ class _AnsweredHang:
         return self._runner.replay_options()
 
     def run(self, built) -> RunOutput:
-        return RunOutput.timed_out(self._seconds) if self._answered() else self._runner.run(built)
+        return self._timed_out() if self._answered() else self._runner.run(built)
 
     def _run_stream(self, builts) -> Iterator[RunOutput | None]:
         answered: set[int] = set()  # positions in the stream passed on as None, to be answered here
@@ -273,7 +276,10 @@ class _AnsweredHang:
                 yield built
 
         for position, output in enumerate(self._runner.run_stream(passed_on())):
-            yield RunOutput.timed_out(self._seconds) if position in answered else output
+            yield self._timed_out() if position in answered else output
+
+    def _timed_out(self) -> RunOutput:
+        return RunOutput.timed_out(self._seconds, self._last_words)
 
     def _answered(self) -> bool:
         """Counts a call; whether it is the one to answer here."""
@@ -334,12 +340,14 @@ class _Watch:
     calls), how many calls its task has made, that one included (`calls`, reset for each task),
     and when it began loading the runtime (`loading_since`, 0.0 when it is not loading it). So
     the pool knows which call a worker it stops was in, and tells a worker that fails to load
-    the runtime from one that fails a case."""
+    the runtime from one that fails a case. `logged` is how far the worker's stderr file had got
+    when its last call began: what the runtime wrote in a call that hung is the file's rest."""
 
     def __init__(self) -> None:
         self.call_since = multiprocessing.RawValue("d", 0.0)
         self.calls = multiprocessing.RawValue("q", 0)
         self.loading_since = multiprocessing.RawValue("d", 0.0)
+        self.logged = multiprocessing.RawValue("q", 0)
 
     @contextmanager
     def loading(self) -> Iterator[None]:
@@ -396,6 +404,7 @@ class _Watched:
         runner = self._runner  # made before the call's watch starts: loading a runtime is no call
         watch = self._watch
         watch.calls.value += 1
+        watch.logged.value = position()
         watch.call_since.value = time.monotonic()
         try:
             return runner.run(built)
@@ -412,7 +421,8 @@ class _Worker:
         self.watch = _Watch()
         # Not a daemon: daemons may not start children, and a backend, or a careful worker, does.
         # It ends with this process all the same (die_with_parent, and `stop`).
-        self.process, self.connection = start_worker(_serve, (*arguments, careful, self.watch))
+        self.stderr = new_file()
+        self.process, self.connection = start_worker(_serve, (*arguments, careful, self.watch), stderr_to=self.stderr)
         self.positions: deque[int] = deque()
 
     def give(self, position: int, unit: Task) -> None:
@@ -507,7 +517,7 @@ class _Pool:
     def __init__(self, size: int, arguments: tuple, on_note: Callable[[str], None], case_timeout: float | None = None,
                  share: Callable[[Task, int], list[Task]] = lambda task, count: [task],
                  merge: Callable[[list], Any] = lambda answers: answers[0],
-                 mark_hang: Callable[[Task, int, float], Task] = lambda task, call, seconds: task) -> None:
+                 mark_hang: Callable[[Task, int, float, str], Task] = lambda task, call, seconds, last_words: task) -> None:
         self._arguments = arguments
         self._on_note = on_note
         self._case_timeout = case_timeout
@@ -613,7 +623,8 @@ class _Pool:
             return running, rescue(queue.units[running])
         hung = ""
         if overran and dead.watch.call() == call:  # still in the call it overran when stopped: that call hung
-            queue.units[running] = self._mark_hang(queue.units[running], call[0], self._case_timeout)
+            last_words = written_since(dead.stderr, dead.watch.logged.value)
+            queue.units[running] = self._mark_hang(queue.units[running], call[0], self._case_timeout, last_words)
             hung = "; the case that hung is a timeout, not run again"
         self._on_note(f"a worker process {what}; its {unit} runs again, shared among workers that keep the "
                       f"runtime in a process of its own, as every worker does from now on{hung}")
@@ -627,7 +638,7 @@ class _Pool:
         dead = self._workers[index]
         overran = self._overdue(dead)
         dead.stop(kill=True)
-        how = isolated.load_failure(died=None if overran else _death(dead.process.exitcode))
+        how = isolated.load_failure(died=None if overran else _death(dead.process.exitcode)) + written_since(dead.stderr, 0)
         if self._failed_loads:
             raise isolated.not_loadable(how)
         self._failed_loads += 1

@@ -161,13 +161,13 @@ def test_a_known_hang_is_the_case_of_that_runtime_call_and_is_judged_a_timeout_w
     results = run_examples(examples, first, options)
     assert 0 < len(first.calls) < len(results)  # some cases never reach the runtime
     for call in (1, len(first.calls) // 2, len(first.calls)):
-        hung = with_known_hang(dataclasses.replace(unit, hang=(call, 2.5)), options, first)
-        assert hung.known_timeout == (*first.calls[call - 1], 2.5)
+        hung = with_known_hang(dataclasses.replace(unit, hang=(call, 2.5, "; its stderr, last: stuck")), options, first)
+        assert hung.known_timeout == (*first.calls[call - 1], 2.5, "; its stderr, last: stuck")
         again = _Recording(examples)
         found = {(r.example.id, r.extra["mode"]): r for r in run_examples(examples, again, hung)}
         assert again.calls == first.calls[:call - 1] + first.calls[call:]
         timed_out = found[first.calls[call - 1]]
-        assert (timed_out.outcome, timed_out.verdict.message) == ("timeout", timeout_message(2.5))
+        assert (timed_out.outcome, timed_out.verdict.message) == ("timeout", timeout_message(2.5) + "; its stderr, last: stuck")
         assert [r.outcome for key, r in found.items() if key != first.calls[call - 1]] == \
             [r.outcome for r in results if (r.example.id, r.extra["mode"]) != first.calls[call - 1]]
     assert with_known_hang(unit, options, first) is options

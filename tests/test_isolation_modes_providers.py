@@ -283,8 +283,10 @@ def test_a_runtime_whose_workers_always_die_loading_it_is_unavailable_exit_3(con
         monkeypatch.setenv(name, value)
     result = conform(*SLICE_FLOAT, "--backend", "fails_starting", "--jobs", "1")
     assert result.code == 3, result.stderr
+    # The message quotes what the runtime said on stderr before the worker died.
     assert ("the runtime could not be loaded in a worker process: two workers in a row failed to load it, before running "
-            "any case (the second died while loading it: exited with code 3)") in result.stderr
+            "any case (the second died while loading it: exited with code 3; its stderr, last: fails_starting: cannot "
+            "load here)") in " ".join(result.stderr.split())  # as one line, wherever the console wrapped it
     assert "Traceback" not in result.stderr
     # Given up after the second death (a spare may have started loading beside it), not once per case.
     assert 2 <= len(loads.read_text().splitlines()) <= 3
@@ -471,8 +473,10 @@ def test_after_a_crash_the_next_worker_loads_its_runtime_ahead_and_takes_over_at
 
     def crash_then_pass():
         found = run_examples([by_id[crashing], by_id[passing]], runner, options)
+        # The verdict quotes what the runtime wrote during the crashing case, and nothing from before it.
         assert [(r.outcome, r.verdict.message) for r in found] == [
-            ("crash", "the runtime's worker process died: killed by signal SIGSEGV"), ("pass", "outputs match")]
+            ("crash", "the runtime's worker process died: killed by signal SIGSEGV; its stderr, last: "
+                      "crashy warns: a case with starts -3 | crashy: about to segfault"), ("pass", "outputs match")]
 
     try:
         assert [r.outcome for r in run_examples([by_id[passing]], runner, options)] == ["pass"]

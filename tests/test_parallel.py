@@ -69,8 +69,12 @@ def test_isolated_jobs_meet_each_hang_once_when_a_watched_worker_meets_it_first(
     monkeypatch.setenv("CRASHY_HANGS", str(hangs))  # the crashy backend hangs on both start_beyond_dim cases
     args = ("run", "--op", "Slice", "--opset", "13", "--no-hypothesis", "--backend", "crashy", "--timeout", "1", *cases)
     serial, parallel = one_and_two_jobs_meeting_hangs(conform, args, hangs, tmp_path)
-    outcomes = sorted(r["outcome"] for r in json.loads((tmp_path / "two.json").read_text())["results"])
-    assert outcomes == ["pass", "pass", "timeout", "timeout"] and serial.code == parallel.code == 1
+    results = json.loads((tmp_path / "two.json").read_text())["results"]
+    assert sorted(r["outcome"] for r in results) == ["pass", "pass", "timeout", "timeout"] and serial.code == parallel.code == 1
+    # Each timeout quotes what the runtime wrote during the call that hung, the one the watched
+    # worker was stopped in included (the reports agree, so the serial run's quote it too).
+    assert [r["message"] for r in results if r["outcome"] == "timeout"] == [
+        "no answer within 1 s; worker killed; its stderr, last: crashy warns: a case with starts 7 | crashy: about to hang"] * 2
     assert "note: a worker process spent more than 1 s in one runtime call and was stopped" in parallel.stderr
     assert "the case that hung is a timeout, not run again" in parallel.stderr
 
@@ -572,14 +576,15 @@ def test_a_task_run_again_whole_has_the_call_that_hung_answered_as_a_timeout_and
             for built in builts:
                 yield None if built is None else self.run(built)
 
-    one = _AnsweredHang(Runner(), 2, 1.5)
+    # The answer quotes what the stopped worker's runtime wrote to stderr in that call.
+    one = _AnsweredHang(Runner(), 2, 1.5, "; its stderr, last: stuck")
     answers = [one.run(b) for b in ("a", "b", "c")]
     assert one._runner.ran == ["a", "c"] and not hasattr(one, "run_stream")
     assert [(a.outputs, a.fault, a.error) for a in answers] == [
-        (("a",), None, None), ((), "timeout", timeout_message(1.5)), (("c",), None, None)]
+        (("a",), None, None), ((), "timeout", timeout_message(1.5) + "; its stderr, last: stuck"), (("c",), None, None)]
     assert one.replay_options() == ["--runner", "fake"] and one.name == "fake"
     # A stream counts only what reaches the runtime: None (a case with nothing to run) is no call.
-    stream = _AnsweredHang(Streaming(), 2, 1.5)
+    stream = _AnsweredHang(Streaming(), 2, 1.5, "")
     answers = list(stream.run_stream(iter(["a", None, "b", "c"])))
     assert stream._runner.ran == ["a", "c"]
     assert [a if a is None else (a.outputs, a.fault) for a in answers] == [(("a",), None), None, ((), "timeout"), (("c",), None)]
@@ -622,7 +627,7 @@ def test_a_shrink_task_marked_with_the_call_that_hung_is_shrunk_again_without_th
     expected = _perform(task, serially, options)
     assert len(serially.calls) > 3 and expected is not None
     again = Wrong()
-    found = _perform(_HangMarked(task, 3, 1.0), again, options)
+    found = _perform(_HangMarked(task, 3, 1.0, ""), again, options)
     assert again.calls == serially.calls[:2] + serially.calls[3:]
     assert (found[0].id, found[1], {k: v.tobytes() for k, v in found[0].inputs.items()}) == \
         (expected[0].id, expected[1], {k: v.tobytes() for k, v in expected[0].inputs.items()})
@@ -682,7 +687,8 @@ def test_a_pool_worker_that_fails_to_load_the_runtime_costs_no_case(tmp_path, mo
     expected = [[r.example.id, r.outcome] for r in run_examples(select_examples(options), runner, options)]
     assert answer["results"] == expected and loads >= 2
     how = "had not loaded it after 1 s, and was stopped" if fault == "hang" else "died while loading it: exited with code 3"
-    assert answer["notes"] == [f"a worker process failed to load the runtime (it {how}); a fresh one runs its units"]
+    said = "its stderr, last: fails_starting: cannot load here"  # what the worker wrote before it failed
+    assert answer["notes"] == [f"a worker process failed to load the runtime (it {how}; {said}); a fresh one runs its units"]
 
 
 @pytest.mark.parametrize("fault", ["exit", "hang"])
@@ -690,3 +696,4 @@ def test_a_pool_whose_workers_cannot_load_the_runtime_stops_with_one_error(tmp_p
     answer, loads = pool_of_two_failing_to_load(tmp_path, fault)
     assert answer["code"] == 3 and loads in (2, 3), answer
     assert "the runtime could not be loaded in a worker process: two workers in a row failed to load it" in answer["error"]
+    assert "; its stderr, last: fails_starting: cannot load here)" in answer["error"]

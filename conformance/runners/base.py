@@ -29,9 +29,10 @@ class RunOutput:
         return cls(error=reason, unsupported=True)
 
     @classmethod
-    def timed_out(cls, seconds: float) -> "RunOutput":
-        """A call that overran the case timeout of `seconds`, wherever it was caught."""
-        return cls(error=timeout_message(seconds), fault="timeout")
+    def timed_out(cls, seconds: float, last_words: str = "") -> "RunOutput":
+        """A call that overran the case timeout of `seconds`, wherever it was caught; `last_words`:
+        what the runtime wrote to stderr during it (see runtime_log.written_since)."""
+        return cls(error=timeout_message(seconds) + last_words, fault="timeout")
 
 
 class Runner(Protocol):

@@ -15,6 +15,10 @@ answers read as many as have arrived (see `wire.Channel`). The worker answers in
 a case only after answering the one before, so when it dies or hangs the case it was running is
 the oldest unanswered one: that case is the crash or timeout, and the cases sent after it go to
 the fresh worker.
+
+A worker's stderr goes to a file of its own (see runtime_log), and each of its frames says how
+far that file had got: a crash or timeout quotes what the runtime wrote after the last answer,
+that is while running the case that died or hung, and a failed load what it wrote while loading.
 """
 
 from __future__ import annotations
@@ -26,12 +30,14 @@ import time
 from collections import deque
 from functools import lru_cache
 from multiprocessing.connection import Connection
-from typing import Iterable, Iterator
+from multiprocessing.process import BaseProcess
+from typing import Iterable, Iterator, NamedTuple
 
 import onnx
 
 from ..errors import UnavailableError
 from ..lifetime import start_worker
+from ..runtime_log import new_file, position, written_since
 from ..model import BuiltModel
 from . import RunnerSpec
 from .base import RunOutput, timeout_message
@@ -51,11 +57,13 @@ def _serve(spec: RunnerSpec, connection: Connection) -> None:
     runner = spec.make()
     channel = Channel(connection)
     try:
-        channel.send([READY])
+        # Every frame tells how far the worker's stderr file has got, so that what the runtime
+        # writes during a case that kills or hangs the worker can be told from what came before.
+        channel.send([READY + str(position()).encode()])
         while (request := channel.receive()) != STOP:
             data, feeds, elem_types = unpack_case(pickle.loads(request))
             answer = pack_output(runner.run(BuiltModel(_parsed(data), data, feeds, elem_types)))
-            channel.send([pickle.dumps(answer, pickle.HIGHEST_PROTOCOL)])  # each answer as soon as it is known
+            channel.send([pickle.dumps((answer, position()), pickle.HIGHEST_PROTOCOL)])  # each answer as soon as it is known
     except (EOFError, OSError):
         return  # the parent is gone
 
@@ -64,6 +72,14 @@ def _serve(spec: RunnerSpec, connection: Connection) -> None:
 def _parsed(data: bytes) -> onnx.ModelProto:
     """Parsed once per distinct model: most cases share their model with many others."""
     return onnx.load_from_string(data)
+
+
+class _Started(NamedTuple):
+    """A worker just started: its process, this process's end of its pipe, its stderr file."""
+
+    process: BaseProcess
+    connection: Connection
+    stderr: str
 
 
 def _end(process, connection: Connection, kill: bool = True) -> None:
@@ -126,7 +142,9 @@ class IsolatedRunner:
         self._ready = False
         self.overlap_bytes = SMALLEST_BUDGET  # the worker's channel's write budget, once it starts
         self.restarts = 0
-        self._spare = None  # (process, connection) of the next worker, loading its runtime already
+        self._spare: _Started | None = None  # the next worker, loading its runtime already
+        self._stderr: str | None = None  # the file the worker's stderr goes to
+        self._logged = 0  # how far that file had got when the worker last answered
 
     def describe(self) -> dict:
         return {**self._local.describe(), "isolation": "worker process", "timeout": self.timeout}
@@ -140,7 +158,7 @@ class IsolatedRunner:
             self._start()
 
     def _start(self) -> None:
-        self._process, connection = self._next_worker()
+        self._process, connection, self._stderr = self._next_worker()
         if self.restarts and self.keep_spare:
             # A runtime that died or hung once may do it again: the worker that would replace this
             # one starts loading its runtime now (~35 ms of a crash's ~55 ms), beside its cases.
@@ -154,17 +172,18 @@ class IsolatedRunner:
         if self._poller is not None:
             self._poller.register(connection.fileno(), select.POLLIN)
 
-    def _next_worker(self):
+    def _next_worker(self) -> "_Started":
         """The spare worker, when one is alive; else a worker started now."""
         spare, self._spare = self._spare, None
         if spare is not None:
-            if spare[0].is_alive():
+            if spare.process.is_alive():
                 return spare
-            _end(*spare)
+            _end(spare.process, spare.connection)
         return self._new_worker()
 
-    def _new_worker(self):
-        return start_worker(_serve, (self.spec,), daemon=True)
+    def _new_worker(self) -> "_Started":
+        stderr = new_file()
+        return _Started(*start_worker(_serve, (self.spec,), daemon=True, stderr_to=stderr), stderr)
 
     def _stop(self, kill: bool, lost: bool = True) -> str:
         """End the worker and say how it ended; `lost`: it died or hung, and is to be replaced
@@ -252,9 +271,10 @@ class IsolatedRunner:
                     self._wait_until_loaded()
                 if self._arrives_within(self.timeout):
                     waiting.popleft()
-                    return unpack_output(pickle.loads(self._channel.receive()))
+                    answer, self._logged = pickle.loads(self._channel.receive())
+                    return unpack_output(answer)
                 self._stop(kill=True)
-                outcome = RunOutput(error=timeout_message(self.timeout), fault="timeout")
+                outcome = RunOutput.timed_out(self.timeout, self._last_words())
             except _NotLoaded as failure:
                 if failed_to_load:
                     raise not_loadable(failure.how) from None
@@ -262,23 +282,30 @@ class IsolatedRunner:
                 self._resend(waiting)
                 continue
             except (EOFError, OSError):
-                outcome = RunOutput(error=f"the runtime's worker process died: {self._stop(kill=False)}", fault="crash")
+                died = self._stop(kill=False)
+                outcome = RunOutput(error=f"the runtime's worker process died: {died}{self._last_words()}", fault="crash")
             waiting.popleft()
             self._resend(waiting)
             return outcome
+
+    def _last_words(self) -> str:
+        """What the stopped worker wrote to stderr since its last answer (or since it loaded the
+        runtime, or since it started when it never did), for the verdict; '' when nothing."""
+        return written_since(self._stderr, self._logged)
 
     def _wait_until_loaded(self) -> None:
         """Read the worker's ready frame; _NotLoaded (the worker stopped) when it dies first, or
         when the frame is not there within WORKER_START_SECONDS (a case's timeout starts after it:
         importing a runtime takes ~0.3 s, more on a busy machine)."""
+        self._logged = 0
         try:
             loaded = self._arrives_within(WORKER_START_SECONDS)
         except (EOFError, OSError):
-            raise _NotLoaded(load_failure(died=self._stop(kill=False))) from None
+            raise _NotLoaded(load_failure(died=self._stop(kill=False)) + self._last_words()) from None
         if not loaded:
             self._stop(kill=True)
-            raise _NotLoaded(load_failure(died=None))
-        self._channel.receive()  # READY
+            raise _NotLoaded(load_failure(died=None) + self._last_words())
+        self._logged = int(self._channel.receive()[len(READY):] or 0)
         self._ready = True
 
     def _arrives_within(self, seconds: float) -> bool:
@@ -306,7 +333,7 @@ class IsolatedRunner:
     def close(self) -> None:
         spare, self._spare = self._spare, None
         if spare is not None:
-            _end(*spare)
+            _end(spare.process, spare.connection)
         if self._process is not None:
             try:
                 self._channel.send([STOP])

@@ -4,10 +4,12 @@ waited), or with CONFORM_TEST_START_FAULT=hang they never finish loading it, as 
 that waits forever on a lock a fork left held.
 
 Each worker process that loads it appends a line to the file CONFORM_TEST_STARTS names; the first
-CONFORM_TEST_FAIL_TIMES of them (every one when unset) then fail. In the main process it loads at once."""
+CONFORM_TEST_FAIL_TIMES of them (every one when unset) then fail, saying so on stderr first. In
+the main process it loads at once."""
 
 import multiprocessing
 import os
+import sys
 import time
 
 from _delegating import DelegatingRep, backend_for
@@ -18,6 +20,8 @@ if multiprocessing.parent_process() is not None:
     with open(os.environ["CONFORM_TEST_STARTS"]) as log:
         loads = len(log.readlines())
     if loads <= int(os.environ.get("CONFORM_TEST_FAIL_TIMES", "1000000")):
+        sys.stderr.write("fails_starting: cannot load here\n")
+        sys.stderr.flush()
         if os.environ.get("CONFORM_TEST_START_FAULT") == "hang":
             time.sleep(3600)
         os._exit(3)

@@ -1,0 +1,87 @@
+"""What worker processes write to stderr: out of the console, quoted in the verdict of the case
+that crashed or hung, and kept in a log beside the report."""
+
+import pytest
+
+from conformance import runtime_log
+
+CRASHING = "Slice-13/negative_start/float/int64"  # the crashy backend segfaults on starts of -3
+PASSING = "Slice-13/negative_end/float/int64"
+CRASHY_RUN = ("run", "--op", "Slice", "--opset", "13", "--dtype", "float", "--no-hypothesis", "--backend", "crashy",
+              "--case", CRASHING, "--case", PASSING)
+
+
+def _write(path, text: str) -> int:
+    with open(path, "a") as stream:
+        stream.write(text)
+    return path.stat().st_size
+
+
+def test_a_verdict_quotes_the_last_lines_written_after_the_offset_without_colours(tmp_path):
+    log = tmp_path / "worker.txt"
+    before = _write(log, "loading warning\n")
+    _write(log, "\x1b[0;93mfirst\x1b[m\n\n  second  \n")
+    assert runtime_log.written_since(str(log), before) == "; its stderr, last: first | second"
+    assert runtime_log.written_since(str(log), log.stat().st_size) == ""  # nothing since
+    assert runtime_log.written_since(None, 0) == "" and runtime_log.written_since(str(tmp_path / "gone"), 0) == ""
+
+
+def test_a_verdict_quotes_at_most_the_last_lines_and_characters(tmp_path):
+    log = tmp_path / "worker.txt"
+    _write(log, "".join(f"line {n}\n" for n in range(100)))
+    quoted = runtime_log.written_since(str(log), 0)
+    assert quoted == "; its stderr, last: " + " | ".join(f"line {n}" for n in range(100 - runtime_log.LAST_LINES, 100))
+    log.write_text("x" * 5000 + "end\n")
+    quoted = runtime_log.written_since(str(log), 0)
+    assert quoted.endswith("xend") and len(quoted) == len("; its stderr, last: ...") + runtime_log.LAST_CHARACTERS
+
+
+def test_keep_gathers_every_worker_file_in_order_and_removes_the_folder(tmp_path, monkeypatch):
+    monkeypatch.delenv(runtime_log.FOLDER_VARIABLE, raising=False)
+    monkeypatch.setattr(runtime_log.tempfile, "tempdir", str(tmp_path))
+    first, quiet, second = runtime_log.new_file(), runtime_log.new_file(), runtime_log.new_file()
+    folder = runtime_log.os.environ[runtime_log.FOLDER_VARIABLE]
+    _write(tmp_path / first, "one\ntwo\n")
+    _write(tmp_path / quiet, "")
+    _write(tmp_path / second, "\x1b[0;93mthree\x1b[m")
+    kept = tmp_path / "report.stderr.log"
+    assert runtime_log.keep(kept) == 3
+    assert kept.read_text() == "== worker process 1 ==\none\ntwo\n== worker process 3 ==\nthree\n"
+    assert not runtime_log.os.path.exists(folder) and runtime_log.FOLDER_VARIABLE not in runtime_log.os.environ
+    assert runtime_log.keep(tmp_path / "again.log") == 0 and not (tmp_path / "again.log").exists()
+
+
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_what_a_runtime_writes_to_stderr_is_kept_beside_the_report_and_not_printed(conform, tmp_path, monkeypatch, jobs):
+    # The crashy backend warns on stderr at every case, as onnxruntime through its onnx.backend
+    # does at every opset-6 session: none of it reaches the console, all of it the log, and the
+    # crash's verdict quotes what was written during that case alone.
+    temporary = tmp_path / "tmp"
+    temporary.mkdir()
+    monkeypatch.setenv("TMPDIR", str(temporary))
+    result = conform(*CRASHY_RUN, "--jobs", jobs)
+    assert result.code == 1, result.stderr
+    assert "crashy" not in result.stderr.replace("--backend crashy", "")
+    log = tmp_path / "report.stderr.log"
+    kept = log.read_text()
+    assert "crashy warns: a case with starts 0\n" in kept and "crashy: about to segfault\n" in kept
+    lines = len([line for line in kept.splitlines() if not line.startswith("== worker process")])
+    assert f"worker processes wrote {lines} lines to stderr, kept in {log} " in result.stderr
+    crash = next(r for r in result.report["results"] if r["id"] == CRASHING)
+    assert crash["message"] == ("the runtime's worker process died: killed by signal SIGSEGV; its stderr, last: "
+                                "crashy warns: a case with starts -3 | crashy: about to segfault")
+    assert [p.name for p in temporary.iterdir() if p.name.startswith("conform-stderr-")] == []
+
+
+def test_a_command_whose_workers_wrote_nothing_keeps_no_log(conform, tmp_path):
+    result = conform("run", "--op", "Clip", "--opset", "13", "--dtype", "float", "--no-hypothesis", "--jobs", "1")
+    assert result.code == 0, result.stderr
+    assert not list(tmp_path.glob("*.stderr.log")) and "wrote" not in result.stderr
+
+
+def test_a_runtime_that_wrote_megabytes_during_a_case_has_only_the_end_read(tmp_path, monkeypatch):
+    log = tmp_path / "worker.txt"
+    _write(log, "early line\n" + "x" * 100 + "\n")
+    monkeypatch.setattr(runtime_log, "LAST_BYTES_READ", 50)
+    quoted = runtime_log.written_since(str(log), 0)
+    assert "early line" not in quoted and quoted.endswith("x" * 49)
