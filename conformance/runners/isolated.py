@@ -40,13 +40,14 @@ from ..lifetime import start_worker
 from ..runtime_log import new_file, position, written_since
 from ..model import BuiltModel
 from . import RunnerSpec
-from .base import RunOutput, timeout_message
+from .base import RunOutput
 from .wire import SMALLEST_BUDGET, Channel, dump_case, pack_output, unpack_case, unpack_output
 
 
 # The first frame of every worker, once its runtime is loaded: a case's timeout starts then, so
 # that a worker's start-up (importing the runtime takes ~0.3 s, more on a busy machine) never makes
 # its first case a timeout, nor, with a short --timeout, every case after each replacement too.
+# READY is followed by how far the worker's stderr file got while it loaded (see runtime_log).
 # Requests are pickles, so neither word can be mistaken for one.
 READY = b"ready"
 STOP = b""
