@@ -89,6 +89,32 @@ def test_backend_runner_with_onnxruntime_backend_agrees_with_the_direct_runner()
     assert {k: r.outcome for k, r in direct.items()} == {k: r.outcome for k, r in via_backend.items()}
 
 
+def test_an_op_version_without_a_kernel_is_unsupported_through_onnxruntime_backend_too():
+    # Through its onnx.backend, onnxruntime refuses Clip-6 in double (no kernel) with its
+    # NotImplemented exception, where before the backend runner read it as a valid input rejected:
+    # 22 noisy failures (the case files alone), where the direct runner says unsupported.
+    direct = outcomes("Clip", 6, make_runner(), dtypes=("double",))
+    via_backend = outcomes("Clip", 6, make_runner(backend="onnxruntime.backend"), dtypes=("double",))
+    assert {k: r.outcome for k, r in direct.items()} == {k: r.outcome for k, r in via_backend.items()}
+    assert {r.outcome for r in via_backend.values()} == {"unsupported"}
+
+
+def test_a_backend_says_it_does_not_implement_a_case_in_the_ways_backends_share():
+    import unittest
+
+    from onnx.backend.test.runner import BackendIsNotSupposedToImplementIt
+
+    from conformance.runners.backend import refusal_of
+
+    class NotImplemented(Exception):  # onnxruntime's name for a missing kernel
+        pass
+
+    for error in (NotImplementedError("no"), unittest.SkipTest("no"), BackendIsNotSupposedToImplementIt("no"), NotImplemented("no")):
+        assert (refusal_of(error).unsupported, refusal_of(error).error) == (True, "no"), error
+    refused = refusal_of(RuntimeError("bad input\nat line 2"))
+    assert (refused.unsupported, refused.error) == (False, "bad input")
+
+
 def test_backend_that_cannot_be_imported_is_unavailable():
     with pytest.raises(UnavailableError, match="cannot import no_such_module"):
         make_runner(backend="no_such_module")
