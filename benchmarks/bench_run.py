@@ -190,7 +190,7 @@ def _per_case_parts(native: list[Staged], runner, options: RunOptions) -> None:
 
     examples = [s.example for s in native]
     runs = [runner.run(s.built) for s in native]
-    answers = [pickle.dumps(pack_output(r), pickle.HIGHEST_PROTOCOL) for r in runs]  # as the worker sends them
+    answers = [pickle.dumps((pack_output(r), 0), pickle.HIGHEST_PROTOCOL) for r in runs]  # as the worker sends them, its stderr's position beside
     steps = {
         "reference (expected_for)": lambda: [expected_for(e) for e in examples],
         "model lookup (build)": lambda: [build(e, for_op(e.op).output_dtype(e), _output_rank(e, s.expected), "input",
@@ -202,7 +202,7 @@ def _per_case_parts(native: list[Staged], runner, options: RunOptions) -> None:
         "judging and the result record": lambda: [judged(s, r, runner, options, 0.0) for s, r in zip(native, runs)],
         "isolated only: packing the request": lambda: [dump_case(s.built.data, s.built.feeds, s.built.elem_types)
                                                        for s in native],
-        "isolated only: unpacking the answer": lambda: [unpack_output(pickle.loads(a)) for a in answers],
+        "isolated only: unpacking the answer": lambda: [unpack_output(pickle.loads(a)[0]) for a in answers],
     }
     print(f"   each step alone, the same {len(native)} cases, sessions reused (best of {REPEATS}), microseconds a case:")
     for label, step in steps.items():
