@@ -99,19 +99,19 @@ def test_an_op_version_without_a_kernel_is_unsupported_through_onnxruntime_backe
     assert {r.outcome for r in via_backend.values()} == {"unsupported"}
 
 
-def test_a_backend_says_it_does_not_implement_a_case_in_the_ways_backends_share():
+def test_a_runtime_says_it_does_not_implement_a_case_in_the_ways_runtimes_share():
     import unittest
 
     from onnx.backend.test.runner import BackendIsNotSupposedToImplementIt
 
-    from conformance.runners.backend import refusal_of
+    from conformance.runners.base import classified
 
     class NotImplemented(Exception):  # onnxruntime's name for a missing kernel
         pass
 
     for error in (NotImplementedError("no"), unittest.SkipTest("no"), BackendIsNotSupposedToImplementIt("no"), NotImplemented("no")):
-        assert (refusal_of(error).unsupported, refusal_of(error).error) == (True, "no"), error
-    refused = refusal_of(RuntimeError("bad input\nat line 2"))
+        assert (classified(error, ()).unsupported, classified(error, ()).error) == (True, "no"), error
+    refused = classified(RuntimeError("bad input\nat line 2"), ())
     assert (refused.unsupported, refused.error) == (False, "bad input")
 
 

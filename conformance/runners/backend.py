@@ -6,7 +6,6 @@
 from __future__ import annotations
 
 import importlib
-import unittest
 
 import numpy as np
 
@@ -36,7 +35,7 @@ class BackendRunner:
         self.spec = spec
         self.device = device
         self._backend = load_backend(spec)
-        self._sessions = SessionCache(lambda built: self._backend.prepare(built.model, device), refusal_of)
+        self._sessions = SessionCache(lambda built: self._backend.prepare(built.model, device), _refused)
 
     def describe(self) -> dict:
         return {"name": f"backend:{self.spec}", "version": getattr(self._backend, "__version__", None), "device": self.device}
@@ -51,16 +50,10 @@ class BackendRunner:
         try:
             outputs = rep.run([built.feeds[i.name] for i in built.model.graph.input])
         except Exception as error:  # any refusal by the runtime is a result
-            return refusal_of(error)
+            return _refused(error)
         return RunOutput(outputs=tuple(np.asarray(o) for o in outputs))
 
 
-def refusal_of(error: Exception) -> RunOutput:
-    """A backend's refusal as a result: `unsupported` where it says it does not implement the case
-    in a way backends share, whatever their vocabulary: NotImplementedError; unittest.SkipTest,
-    which onnx's backend test runner takes as "not supposed to implement it"
-    (BackendIsNotSupposedToImplementIt); an exception class named NotImplemented, as onnxruntime
-    raises through its onnx.backend for an op version or type it has no kernel for. Else an error."""
-    if isinstance(error, unittest.SkipTest) or type(error).__name__ == "NotImplemented":
-        return RunOutput.not_supported(first_line(error))
+def _refused(error: Exception) -> RunOutput:
+    """A backend's refusal: it has no vocabulary of its own that conform knows (see classified)."""
     return classified(error, ())
