@@ -8,12 +8,9 @@ import time
 import pytest
 
 from conformance.execute import RunOptions, plan, select_examples
-from conftest import one_and_two_jobs_meeting_hangs, without_timings
+from conftest import CRASHING, EXITING, PASSING, one_and_two_jobs_meeting_hangs, without_timings
 from conformance.parallel import AUTO_PARALLEL_UNITS, worker_count
 
-CRASHING = "Slice-13/negative_start/float/int64"  # the crashy backend segfaults on starts of -3
-EXITING = "Slice-13/negative_start_beyond_dim/float/int64"  # ... and exits with code 7 on -100
-PASSING = "Slice-13/negative_end/float/int64"
 SHARED_OUT = "runs again, shared among workers that keep the runtime in a process of its own, as every worker does from now on"
 
 
