@@ -16,6 +16,7 @@ import typer
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
+from rich.text import Text
 
 from . import casefile, registry, runtime_log, strategies
 from .errors import ConformError, UsageError
@@ -34,8 +35,12 @@ from .runners import OPTIMIZATIONS, RunnerSpec, make_runner
 from .lifetime import settle_imports
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help="Spec-conformance tests for ONNX operators.")
-out = Console()
-err = Console(stderr=True)
+# Text is printed as it is (markup off: a message quoting a YAML list like `[float]`, or a verdict
+# quoting a runtime's text, would lose it to rich's markup, and a `[/x]` in it would raise), and
+# messages are never wrapped where a terminal would not wrap them (soft wrap): a CI log keeps each
+# error, path and command on one line, as grep and a copy-paste need.
+out = Console(markup=False)
+err = Console(stderr=True, markup=False, soft_wrap=True)
 DEFAULT_REPORT_DIR = Path("reports")
 
 # Options several commands share, declared once.
@@ -312,11 +317,14 @@ def _write_other_reports(doc: dict, junit: Path | None, html_path: Path | None, 
 def _print_expectation_news(results, stale, strict: bool) -> None:
     for result in results:
         if result.outcome == "xpass":
-            out.print(f"[bold yellow]XPASS[/bold yellow] {result.example.id}: {result.verdict.message}"
-                      + (" (fails the run under --strict)" if strict else ""), highlight=False)
+            _print_flagged("XPASS", f"{result.example.id}: {result.verdict.message}", strict)
     for entry in stale:
-        out.print(f"[bold yellow]STALE[/bold yellow] expectation at {entry.source} matches no case: {entry.reason}"
-                  + (" (fails the run under --strict)" if strict else ""), highlight=False)
+        _print_flagged("STALE", f"expectation at {entry.source} matches no case: {entry.reason}", strict)
+
+
+def _print_flagged(flag: str, text: str, strict: bool) -> None:
+    under_strict = " (fails the run under --strict)" if strict else ""
+    out.print(Text.assemble((flag, "bold yellow"), f" {text}{under_strict}"), highlight=False, soft_wrap=True)
 
 
 @app.command("merge")
@@ -596,7 +604,7 @@ def main() -> None:
     try:
         app()
     except ConformError as error:
-        err.print(f"[bold red]error:[/bold red] {error.message}", highlight=False)
+        err.print(Text.assemble(("error:", "bold red"), f" {error.message}"), highlight=False)
         sys.exit(error.exit_code)
     except KeyboardInterrupt:
         err.print("interrupted")

@@ -83,13 +83,16 @@ class CliResult:
 def conform(tmp_path):
     """Run `conform ARGS...` in a subprocess; the JSON report goes to tmp_path unless given."""
 
-    def run(*args: str, report: bool = True) -> CliResult:
+    def run(*args: str, report: bool = True, columns: str | None = "200") -> CliResult:
+        """`columns` None runs it as in a CI log: no COLUMNS, so rich takes 80 for what is not a terminal."""
         argv = list(args)
         path = None
         if report and argv and argv[0] == "run" and "--report-json" not in argv:
             path = tmp_path / "report.json"
             argv += ["--report-json", str(path)]
-        env = {**with_test_backends(), "COLUMNS": "200"}
+        env = {key: value for key, value in with_test_backends().items() if key != "COLUMNS"}
+        if columns is not None:
+            env["COLUMNS"] = columns
         completed = subprocess.run(
             [sys.executable, "-m", "conformance", *argv], capture_output=True, text=True, cwd=tmp_path, env=env, timeout=600
         )

@@ -334,3 +334,16 @@ def test_golden_data_that_cannot_be_written_is_exit_4(conform, tmp_path):
     blocker.write_text("")
     result = conform("generate", "--op", "Clip", "--opset", "13", "--no-hypothesis", "--out", str(blocker / "golden"))
     assert_clean_error(result, 4, "cannot write golden tests into", str(blocker / "golden"))
+
+
+def test_an_error_is_printed_whole_on_one_line_with_its_square_brackets(conform, tmp_path):
+    """In a CI log (80 columns, no terminal) a message longer than that stays one line, and text in
+    square brackets (a YAML list, a `[/x]` a user wrote) is printed as it is, not read as markup."""
+    folder = tmp_path / "cases" / "Slice"
+    folder.mkdir(parents=True)
+    (folder / "bad.yaml").write_text('op: Slice\ndefaults: [bold, "[/x]"]\ncases:\n  - name: a\n')
+    result = conform("run", "--op", "Slice", "--opset", "13", "--cases", str(tmp_path / "cases"), columns=None)
+    [line] = result.stderr.splitlines()
+    assert result.code == 2 and len(line) > 80
+    assert line.startswith("error: cases/Slice/bad.yaml:2: 'defaults' must be a mapping")
+    assert line.endswith("(like 'dtypes: [float]'), not ['bold', '[/x]']")

@@ -37,7 +37,8 @@ def rendered(results, show=console_report.FAILING_SHOWN) -> str:
 
 
 def panels(text: str) -> list[str]:
-    return re.findall(r"╭.*?╰", text, flags=re.S)
+    """Each family as drawn outside a terminal: a rule with its outcome, its lines, a blank line."""
+    return re.findall(r"^─+ [A-Z]+ ─+\n.*?(?=\n\n)", text, flags=re.S | re.M)
 
 
 def binding(example) -> str:
@@ -63,7 +64,7 @@ def test_different_cases_and_different_outcomes_of_one_case_are_separate_panels(
     results = results_of(first[:3]) + results_of(first[3:5], LENIENT) + results_of(second[:2]) + results_of(second[2:4], PASS)
     found = panels(rendered(results))
     assert len(found) == 3
-    assert [p.splitlines()[0].strip("╭─╮ ") for p in found] == ["FAIL", "LENIENT", "FAIL"]
+    assert [p.splitlines()[0].strip("─ ") for p in found] == ["FAIL", "LENIENT", "FAIL"]
     assert f"this case in 2 more of its type bindings: {binding(first[1])}, {binding(first[2])} (each" in found[0]
     assert f"this case in 1 more of its type bindings: {binding(first[4])} (each" in found[1]
     assert first[3].id in found[1] and second[0].id in found[2]
@@ -128,9 +129,49 @@ def test_unsupported_cases_are_one_panel_per_type_binding_naming_the_other_cases
     chosen = [e for e in first + second if binding(e) in (one, other)]
     results = results_of(chosen, UNSUPPORTED) + results_of(first[2:4])
     found = panels(rendered(results, show=console_report.FAILING_SHOWN + (UNSUPPORTED,)))
-    assert [p.splitlines()[0].strip("╭─╮ ") for p in found] == ["UNSUPPORTED", "UNSUPPORTED", "FAIL"]
+    assert [p.splitlines()[0].strip("─ ") for p in found] == ["UNSUPPORTED", "UNSUPPORTED", "FAIL"]
     for panel, label in zip(found, (one, other)):
         members = [e for e in chosen if binding(e) == label]
         names = ", ".join(e.name for e in members[1:])
         assert f"unsupported too: {len(members) - 1} more case{'s' if len(members) > 2 else ''} of Slice-13 in {label}: {names} (each" in panel
     assert len(panels(rendered(results))) == 1  # unsupported is not shown unless asked for
+
+
+def long_failure(message="fail: output 0 differs"):
+    """A failing result whose spec sentence and replay command are longer than any console here is wide."""
+    [example] = yaml_examples(CASE)[:1]
+    example = dataclasses.replace(example, spec=" ".join(["a sentence of the spec"] * 8))
+    replay = "conform run --op Slice --opset 13 --no-hypothesis --case " + example.id + " --runner onnxruntime --provider cpu"
+    return Result(example, Expected(readings=()), Verdict(FAIL, message), replay=replay), replay
+
+
+def drawn(results, terminal: bool, width=80) -> str:
+    stream = io.StringIO()
+    console_report.render(results, Console(file=stream, width=width, force_terminal=terminal, color_system=None), "r.json")
+    return stream.getvalue()
+
+
+def test_outside_a_terminal_a_family_is_plain_lines_none_wrapped_so_grep_and_copy_get_them_whole():
+    result, replay = long_failure()
+    assert len(replay) > 80 and len(result.example.spec) > 80
+    text = drawn([result], terminal=False)
+    lines = text.splitlines()
+    assert f"replay: {replay}" in lines  # the command, whole, on a line of its own
+    assert f"spec: {result.example.spec}" in lines and result.example.id in lines
+    assert not re.search("[╭╰]", text)  # no box, whose width would cut the lines
+
+
+def test_in_a_terminal_a_family_is_a_panel_with_its_replay_command_whole_below_it():
+    result, replay = long_failure()
+    text = drawn([result], terminal=True)
+    assert re.search(r"╭─+ FAIL ─+╮", text) and "│ Slice-13/" in text
+    lines = text.splitlines()
+    replay_line = lines.index(f"replay: {replay}")  # not folded into the box's width
+    assert lines[replay_line - 1].startswith("╰")
+
+
+@pytest.mark.parametrize("message", ["expected [/x] and [bold] from the runtime", "dtypes: [float]"])
+def test_text_in_square_brackets_is_printed_as_it_is_not_read_as_markup(message):
+    result, _ = long_failure(message)
+    for terminal in (False, True):
+        assert f"fail: {message}" in drawn([result], terminal, width=400)

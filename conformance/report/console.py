@@ -44,8 +44,28 @@ def summary_table(results) -> Table:
     return table
 
 
-def failure_panel(result, others: list | tuple = ()) -> Panel:
-    """One notable result in full; `others`, the rest of its family (see `families`), named after it."""
+def draw_family(console: Console, result, others: list | tuple = ()) -> None:
+    """One notable result in full, the rest of its family (see `families`) named after it, then
+    the commands that replay it. In a terminal the result is a panel; elsewhere (a CI log, a file)
+    it is plain lines under a rule, as long as they need to be: a box and its width wrap a long
+    line into pieces that neither grep nor a copy-paste get back. The replay commands are outside
+    the box either way, one line each (the terminal folds it, a copy of it is whole)."""
+    body, outcome = failure_text(result, others), result.verdict.outcome
+    style = STYLES.get(outcome, "white")
+    if console.is_terminal:
+        console.print(Panel(body, title=outcome.upper(), border_style=style))
+    else:
+        console.rule(outcome.upper(), style=style)
+        console.print(body, soft_wrap=True)
+    for line in replay_lines(result):
+        console.print(line, style="dim", soft_wrap=True, highlight=False, markup=False)
+    if not console.is_terminal:
+        console.print()
+
+
+def failure_text(result, others: list | tuple = ()) -> Text:
+    """What a family's panel says: the first result in full (what was asked, expected and came
+    back, and where they differ), the others named, and the minimal case hypothesis shrank to."""
     example, verdict = result.example, result.verdict
     body = Text()
     variant = ", ".join(f"{key}: {value}" for key, value in _variant_items(result))
@@ -70,18 +90,23 @@ def failure_panel(result, others: list | tuple = ()) -> Panel:
             body.append(line + "\n")
     if others:
         body.append(_others_text(result, others) + "\n", style=STYLES.get(verdict.outcome, ""))
-    body.append(f"replay: {result.replay}", style="dim")
     minimal = result.extra.get("minimal")
     if minimal and "skipped" in minimal:
-        body.append(f"\n{minimal['skipped']}", style="dim")
+        body.append(f"{minimal['skipped']}\n", style="dim")
     elif minimal:
-        body.append("\nshrunk by hypothesis to a minimal case (saved as " + minimal["file"] + "):\n", style="bold")
+        body.append("shrunk by hypothesis to a minimal case (saved as " + minimal["file"] + "):\n", style="bold")
         body.append(minimal["yaml"])
-        body.append(f"replay the minimal case: {minimal['replay']}", style="dim")
     saved = [m["file"] for m in (r.extra.get("minimal") for r in others) if m and "file" in m]
     if saved:
-        body.append(f"\nthe other groups' minimal cases: {', '.join(saved)}", style="dim")
-    return Panel(body, title=verdict.outcome.upper(), border_style=STYLES.get(verdict.outcome, "white"))
+        body.append(f"the other groups' minimal cases: {', '.join(saved)}\n", style="dim")
+    body.rstrip()
+    return body
+
+
+def replay_lines(result) -> list[str]:
+    """The commands that run a result again, and the minimal case hypothesis shrank it to."""
+    minimal = result.extra.get("minimal") or {}
+    return [f"replay: {result.replay}"] + ([f"replay the minimal case: {minimal['replay']}"] if "replay" in minimal else [])
 
 
 def families(results) -> list[list]:
@@ -141,21 +166,22 @@ def render(results, console: Console, report_path: str | None = None, show: tupl
     console.print(summary_table(results))
     grouped = families([r for r in results if r.outcome in show])
     for first, *others in grouped[:MAX_DETAILED]:
-        console.print(failure_panel(first, others))
+        draw_family(console, first, others)
     if len(grouped) > MAX_DETAILED:
         left = sum(len(family) for family in grouped[MAX_DETAILED:])
         hidden = len(grouped) - MAX_DETAILED
-        console.print(f"... and {left} more in {hidden} more {plural('family', hidden)}; every one is in the JSON report.")
+        console.print(f"... and {left} more in {hidden} more {plural('family', hidden)}; every one is in the JSON report.",
+                      soft_wrap=True, markup=False)
     for line in differing_variants(results):
-        console.print(line, highlight=False)
+        console.print(line, highlight=False, soft_wrap=True)
     counts = summary(results)
     line = ", ".join(f"{counts[o]} {o}" for o in OUTCOMES if counts[o])
-    console.print(f"[bold]{counts['total']} cases:[/bold] {line or 'none'}")
+    console.print(Text.assemble((f"{counts['total']} cases:", "bold"), f" {line or 'none'}"), soft_wrap=True)
     if report_path:
-        console.print(f"JSON report: {report_path}")
+        console.print(f"JSON report: {report_path}", soft_wrap=True, highlight=False, markup=False)
 
 
-def differing_variants(results) -> list[str]:
+def differing_variants(results) -> list[Text]:
     """One line per case whose outcome differs between input modes or optimization levels."""
     by_case: dict[str, dict[str, str]] = defaultdict(dict)
     for result in results:
@@ -163,7 +189,7 @@ def differing_variants(results) -> list[str]:
         if variant:
             by_case[result.example.id][variant] = result.outcome
     return [
-        f"[bold]{case}[/bold] differs between variants: " + ", ".join(f"{v}: {o}" for v, o in sorted(outcomes.items()))
+        Text.assemble((case, "bold"), " differs between variants: " + ", ".join(f"{v}: {o}" for v, o in sorted(outcomes.items())))
         for case, outcomes in by_case.items()
         if len(set(outcomes.values())) > 1
     ]
