@@ -39,7 +39,7 @@ app = typer.Typer(add_completion=False, no_args_is_help=True, help="Spec-conform
 # quoting a runtime's text, would lose it to rich's markup, and a `[/x]` in it would raise), and
 # messages are never wrapped where a terminal would not wrap them (soft wrap): a CI log keeps each
 # error, path and command on one line, as grep and a copy-paste need.
-out = Console(markup=False)
+out = Console(markup=False, soft_wrap=True)
 err = Console(stderr=True, markup=False, soft_wrap=True)
 DEFAULT_REPORT_DIR = Path("reports")
 
@@ -75,7 +75,7 @@ def list_command(
         for version in registry.versions(op):
             dtypes = ", ".join(version.allowed(reference.dtype_param))
             table.add_row(op, str(version.since_version), dtypes, str(counts.get((op, version.since_version), 0)))
-    out.print(table)
+    out.print(table, soft_wrap=False)  # a table fits its cells to the width itself
 
 
 @app.command("run")
@@ -300,7 +300,7 @@ def _skipped_records(skipped) -> list[dict]:
 
 def _print_skipped(skipped) -> None:
     for skipped_path, why in skipped:
-        out.print(f"skipped: {why}: {skipped_path}", highlight=False, soft_wrap=True)
+        out.print(f"skipped: {why}: {skipped_path}", highlight=False)
 
 
 def _write_other_reports(doc: dict, junit: Path | None, html_path: Path | None, strict: bool) -> None:
@@ -324,7 +324,7 @@ def _print_expectation_news(results, stale, strict: bool) -> None:
 
 def _print_flagged(flag: str, text: str, strict: bool) -> None:
     under_strict = " (fails the run under --strict)" if strict else ""
-    out.print(Text.assemble((flag, "bold yellow"), f" {text}{under_strict}"), highlight=False, soft_wrap=True)
+    out.print(Text.assemble((flag, "bold yellow"), f" {text}{under_strict}"), highlight=False)
 
 
 @app.command("merge")
@@ -535,7 +535,7 @@ def _print_disagreements(results, first: dict, second: dict, path: str) -> None:
     for result in disagreeing[:50]:
         side = {"first": names[0], "second": names[1]}.get(result.extra["agrees_with_spec"], result.extra["agrees_with_spec"])
         table.add_row(result.example.id, result.outcome, result.extra["against"]["outcome"], side, result.extra["disagreement"])
-    out.print(table)
+    out.print(table, soft_wrap=False)  # a table fits its cells to the width itself
     out.print(f"{len(results)} cases, {len(disagreeing)} disagreements. JSON report: {path}", highlight=False)
 
 
@@ -555,11 +555,11 @@ def _keep_worker_stderr(report: Path) -> None:
     lines = runtime_log.keep(log)
     if lines:
         err.print(f"worker processes wrote {lines:,} lines to stderr, kept in {log} (a case that crashed or "
-                  f"hung quotes in its verdict the last lines its runtime wrote during it)", highlight=False, soft_wrap=True)
+                  f"hung quotes in its verdict the last lines its runtime wrote during it)", highlight=False)
 
 
 def _note(text: str) -> None:
-    err.print(f"note: {text}", highlight=False, soft_wrap=True)
+    err.print(f"note: {text}", highlight=False)
 
 
 def _with_progress(label: str, total: int | None, on_result, work, on_skipped=lambda skipped: None):

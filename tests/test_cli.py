@@ -347,3 +347,12 @@ def test_an_error_is_printed_whole_on_one_line_with_its_square_brackets(conform,
     assert result.code == 2 and len(line) > 80
     assert line.startswith("error: cases/Slice/bad.yaml:2: 'defaults' must be a mapping")
     assert line.endswith("(like 'dtypes: [float]'), not ['bold', '[/x]']")
+
+
+def test_what_a_command_says_it_wrote_is_one_line_in_a_ci_log_however_long_its_paths(conform, tmp_path):
+    out = tmp_path / ("a_folder_with_a_long_name_" * 3) / "golden"
+    result = conform("generate", "--op", "Clip", "--opset", "13", "--dtype", "float", "--no-hypothesis", "--out", str(out),
+                     columns=None)
+    [line] = [line for line in result.stdout.splitlines() if "tests written to" in line]
+    assert result.code == 0 and len(line) > 80
+    assert line.endswith(f"listed as skipped in {out / 'manifest.json'}")

@@ -163,7 +163,7 @@ FAILING_SHOWN = FAILING + (LENIENT,)  # what fails a run, and what a runtime acc
 
 
 def render(results, console: Console, report_path: str | None = None, show: tuple[str, ...] = FAILING_SHOWN) -> None:
-    console.print(summary_table(results))
+    console.print(summary_table(results), soft_wrap=False)  # a table fits its cells to the width itself
     grouped = families([r for r in results if r.outcome in show])
     for first, *others in grouped[:MAX_DETAILED]:
         draw_family(console, first, others)
