@@ -258,7 +258,7 @@ def test_shards_run_with_another_hypothesis_are_not_merged(conform, shard_report
     other = tmp_path / "2of3-older-hypothesis.json"
     other.write_text(json.dumps(doc))
     result = conform("merge", str(shard_reports["1/3"]), str(other), str(shard_reports["3/3"]), "--report-json", "m.json")
-    message = " ".join(result.stderr.split())  # the long paths wrap it
+    [message] = result.stderr.splitlines()  # one line, however long its paths
     assert result.code == 2 and f"are not shards of one run: tool hypothesis '{version('hypothesis')}' vs '6.0.0'" in message
     assert "install the same ones for every shard" in message and not (tmp_path / "m.json").exists()
 

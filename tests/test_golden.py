@@ -506,7 +506,7 @@ def test_a_stored_input_of_another_type_than_its_model_declares_is_refused(confo
     for command in (("run", "--from"), ("verify",)):
         refused = conform(*command, str(test))
         assert refused.code == 2 and "Traceback" not in refused.stderr, refused.stderr
-        said = " ".join(refused.stderr.split())  # the console wraps long lines
+        [said] = refused.stderr.splitlines()  # one line, however long its paths
         assert f"{data}: holds double, but the model declares its input 'data' as float" in said
 
 
