@@ -28,7 +28,7 @@ from .expectations import load as load_expectations
 from .expectations import write_starting_file
 from .reference import covered_ops, for_op
 from .report import console as console_report
-from .report import FAILING, exit_code, json_report
+from .report import FAILING, SEVERITY, exit_code, json_report
 from .model import MODES
 from .output import check_writable, is_stream
 from .runners import OPTIMIZATIONS, RunnerSpec, make_runner
@@ -526,17 +526,36 @@ def diff_command(
     raise typer.Exit(1 if any(r.extra["disagreement"] for r in results) else 0)
 
 
+SHOWN_DISAGREEMENTS = 50  # on the console; the JSON report holds every one
+
+
 def _print_disagreements(results, first: dict, second: dict, path: str) -> None:
+    """The cases the two runners disagree on, the worst first (by the worse of their two outcomes;
+    run order among equals): a table on a terminal; elsewhere (a CI log) a line each, as a table 80
+    columns wide folds a runtime's message into a column a dozen letters wide."""
     names = (f"{first.get('name')} {first.get('provider', '')}".strip(), f"{second.get('name')} {second.get('provider', '')}".strip())
-    table = Table(title=f"conform diff: {names[0]} vs {names[1]}")
-    for column in ("case", names[0], names[1], "keeps to the spec", "disagreement"):
-        table.add_column(column, overflow="fold")
     disagreeing = [r for r in results if r.extra["disagreement"]]
-    for result in disagreeing[:50]:
-        side = {"first": names[0], "second": names[1]}.get(result.extra["agrees_with_spec"], result.extra["agrees_with_spec"])
-        table.add_row(result.example.id, result.outcome, result.extra["against"]["outcome"], side, result.extra["disagreement"])
-    out.print(table, soft_wrap=False)  # a table fits its cells to the width itself
-    out.print(f"{len(results)} cases, {len(disagreeing)} disagreements. JSON report: {path}", highlight=False)
+    # A wrong answer first, what a runtime lacks (unsupported) and where both are right (ambiguous) last.
+    shown = sorted(disagreeing, key=lambda r: min(SEVERITY.index(r.outcome), SEVERITY.index(r.extra["against"]["outcome"])))
+    rows = [(r.example.id, r.outcome, r.extra["against"]["outcome"], _spec_side(r, names), r.extra["disagreement"])
+            for r in shown[:SHOWN_DISAGREEMENTS]]
+    if out.is_terminal:
+        table = Table(title=f"conform diff: {names[0]} vs {names[1]}")
+        for column in ("case", names[0], names[1], "keeps to the spec", "disagreement"):
+            table.add_column(column, overflow="fold")
+        for row in rows:
+            table.add_row(*row)
+        out.print(table, soft_wrap=False)  # a table fits its cells to the width itself
+    else:
+        for case, outcome, other, side, disagreement in rows:
+            out.print(f"{case}: {names[0]} {outcome}, {names[1]} {other}; keeps to the spec: {side}; {disagreement}", highlight=False)
+    more = f" ({SHOWN_DISAGREEMENTS} shown)" if len(disagreeing) > SHOWN_DISAGREEMENTS else ""
+    out.print(f"{len(results)} cases, {len(disagreeing)} disagreements{more}. JSON report: {path}", highlight=False)
+
+
+def _spec_side(result, names: tuple[str, str]) -> str:
+    side = result.extra["agrees_with_spec"]
+    return {"first": names[0], "second": names[1]}.get(side, side)
 
 
 def _choice(value: str, allowed: tuple[str, ...], option: str) -> tuple[str, ...]:

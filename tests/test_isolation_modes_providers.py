@@ -136,6 +136,29 @@ def test_diff_reports_disagreements_and_who_keeps_to_the_spec(conform, tmp_path)
     assert same.code == 0
 
 
+# From the outcome a reader must see first to the one that needs no look.
+WORST_FIRST = ["fail", "error", "crash", "timeout", "fallback", "xpass", "lenient", "unsupported", "xfail", "ambiguous",
+               "skipped", "pass"]
+
+
+def test_diff_in_a_ci_log_lists_a_line_a_disagreement_the_wrong_answers_first(conform, tmp_path):
+    report = tmp_path / "diff.json"
+    result = conform("diff", "--op", "Slice", "--opset", "13", "--no-hypothesis", "--dtype", "float", "--dtype", "uint8",
+                     "--dtype", "complex64", "--backend", "wrong_slice", "--against", "reference", "--report-json", str(report), columns=None)
+    records = {r["id"]: r for r in json.loads(report.read_text())["results"] if r["disagreement"]}
+    lines = [line for line in result.stdout.splitlines() if line.split(": ", 1)[0] in records]
+    assert result.code == 1 and len(lines) == min(len(records), 50) < len(records)
+    assert f"{len(records)} disagreements (50 shown)" in result.stdout
+    worse = {i: min(WORST_FIRST.index(r["outcome"]), WORST_FIRST.index(r["against"]["outcome"])) for i, r in records.items()}
+    listed = [line.split(": ", 1)[0] for line in lines]
+    assert [worse[i] for i in listed] == sorted(worse[i] for i in listed)
+    assert listed != list(records)[:len(listed)]  # not the run's order, which has ambiguous cases among the first
+    for case, line in zip(listed, lines):
+        record = records[case]
+        assert line.startswith(f"{case}: backend:wrong_slice {record['outcome']}, onnx.reference {record['against']['outcome']}; ")
+        assert line.endswith(f"; {record['disagreement']}")  # whole, however long
+
+
 class CountingStreams:
     """A runner that hands its cases on to another and records how many each stream held."""
 

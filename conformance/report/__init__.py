@@ -7,7 +7,8 @@ from collections import Counter
 from contextlib import contextmanager
 from typing import Iterable, Iterator
 
-from ..compare import CRASH, ERROR, FAIL, FALLBACK, LENIENT, OUTCOMES, TIMEOUT, UNSUPPORTED, XPASS
+from ..compare import (AMBIGUOUS, CRASH, ERROR, FAIL, FALLBACK, LENIENT, OUTCOMES, PASS, SKIPPED, TIMEOUT, UNSUPPORTED,
+                       XFAIL, XPASS)
 
 
 def summary(results) -> dict[str, int]:
@@ -21,6 +22,8 @@ def tally(outcomes: Iterable[str]) -> dict[str, int]:
 
 
 FAILING = (FAIL, ERROR, CRASH, TIMEOUT, FALLBACK)
+# Outcomes from the one a reader must see first to the one that needs no look.
+SEVERITY = (*FAILING, XPASS, LENIENT, UNSUPPORTED, XFAIL, AMBIGUOUS, SKIPPED, PASS)
 
 
 def plural(noun: str, count: int) -> str:

@@ -8,12 +8,12 @@ from collections import Counter, defaultdict
 from pathlib import Path
 
 from ..output import write_atomic
+from . import SEVERITY
 from .junit import FAILURES
 
 COLOURS = {"pass": "#2e7d32", "fail": "#c62828", "error": "#6a1b9a", "crash": "#b71c1c", "timeout": "#b71c1c",
            "fallback": "#b71c1c", "unsupported": "#f9a825", "ambiguous": "#00838f", "lenient": "#1565c0",
            "skipped": "#9e9e9e", "xfail": "#8d6e63", "xpass": "#ef6c00"}
-SEVERITY = ["fail", "error", "crash", "timeout", "fallback", "xpass", "lenient", "unsupported", "xfail", "ambiguous", "skipped", "pass"]
 
 
 def _cell(counts: Counter) -> str:
