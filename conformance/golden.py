@@ -64,7 +64,24 @@ def test_name(example: Example) -> str:
 
 def test_name_of_id(case_id: str) -> str:
     """The test directory name `generate` gives the case with this id."""
-    return "test_" + re.sub(r"[^a-z0-9]+", "_", case_id.lower()).strip("_")
+    return "test_" + _slug(case_id)
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "_", text.lower()).strip("_")
+
+
+def generated_case(example: Example) -> str | None:
+    """Of a stored test named as `generate` names them (`test_name_of_id`), the case it was
+    generated from, as the name writes it, without the op version and type binding ('' for a
+    hypothesis case); None for a test named otherwise. What tells the tests of one case apart is
+    their type binding, as for the cases a run generates."""
+    prefix, suffix = f"test_{_slug(example.version.label)}_", f"_{_slug(example.binding)}"
+    name = example.name
+    if not (name.startswith(prefix) and name.endswith(suffix)) or len(name) <= len(prefix) + len(suffix):
+        return None
+    case = name[len(prefix):-len(suffix)]
+    return "" if re.fullmatch(r"hypothesis_\d+", case) else case
 
 
 def _tensor_bytes(array: np.ndarray, name: str) -> bytes:

@@ -3,6 +3,7 @@ clients (onnx's loader and runner, onnxruntime.backend) reading what conform wri
 
 import dataclasses
 import json
+import re
 import shutil
 import signal
 import subprocess
@@ -738,3 +739,41 @@ def test_run_from_with_jobs_meets_each_hang_once_when_a_watched_worker_meets_it_
     assert [r["outcome"] for r in json.loads((tmp_path / "two.json").read_text())["results"]].count("timeout") == 2
     assert serial.code == parallel.code == 1
     assert "spent more than 1 s in one runtime call" in parallel.stderr and "the case that hung is a timeout" in parallel.stderr
+
+
+def test_a_golden_run_groups_its_failures_by_the_case_each_test_was_generated_from(conform, tmp_path):
+    out = tmp_path / "golden"
+    assert conform("generate", "--op", "Slice", "--opset", "13", "--dtype", "float", "--dtype", "uint8", "--out", str(out)).code == 0
+    result = conform("run", "--from", str(out), "--backend", "wrong_slice", columns=None)
+    tests = {t["name"]: t for t in json.loads((out / "manifest.json").read_text())["tests"]}
+
+    def family(record):  # from what generate recorded of the test, not from its name
+        test = tests[record["case"]]
+        return None if test["source"] == "hypothesis" else test["id"].split("/")[1]
+
+    failing = [r for r in result.report["results"] if r["outcome"] == "fail"]
+    families = {family(r) for r in failing}
+    assert result.code == 1 and None in families and len(families) >= 3
+    assert len(re.findall(r"^─+ FAIL ─+$", result.stdout, flags=re.M)) == len(families) < len(failing)
+    drawn = sum(family(r) is None for r in failing) - 1
+    assert f"fail too: {drawn} more hypothesis cases of Slice-13, in " in result.stdout
+    for name in families - {None}:
+        members = [r for r in failing if family(r) == name]
+        if len(members) > 1:
+            assert f"{members[0]['id']}\n" in result.stdout  # the first in full, the others named after it
+            assert f"fail too: this case in {len(members) - 1} more of its type bindings: " in result.stdout
+
+
+def test_the_case_a_stored_test_was_generated_from_is_read_from_its_name_and_type_binding():
+    options = RunOptions(op="Slice", opset=13, dtypes=("float",), examples=1)
+    yaml_case = next(e for e in select_examples(options) if e.source != "hypothesis" and "/int64" in e.id)
+    drawn = next(e for e in select_examples(options) if e.source == "hypothesis")
+
+    def stored(example, name):
+        return dataclasses.replace(example, name=name, source=f"golden:out/{name}")
+
+    assert golden.generated_case(stored(yaml_case, golden.test_name(yaml_case))) == yaml_case.name.lower()
+    assert golden.generated_case(stored(drawn, golden.test_name(drawn))) == ""
+    assert golden.generated_case(stored(yaml_case, "test_slice_neg_steps")) is None  # onnx's own, named otherwise
+    other_binding = golden.test_name(yaml_case).replace("_int64", "_int32")
+    assert golden.generated_case(stored(yaml_case, other_binding)) is None  # the name's binding is not the test's

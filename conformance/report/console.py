@@ -113,16 +113,32 @@ def families(results) -> list[list]:
     """Notable results by family, each in run order, families in the order of their first member:
     a case-file case's results of one outcome (every type binding, input mode and optimization
     level), or a version's hypothesis cases of one outcome; but a version's unsupported cases by
-    type binding, as what a runtime does not support is a type, whatever the case."""
+    type binding, as what a runtime does not support is a type, whatever the case. The stored
+    tests `generate` wrote are grouped as the cases they were written from (see `_case_family`)."""
     found: dict[tuple, list] = {}
     for result in results:
         example = result.example
         if result.outcome == UNSUPPORTED:
             kind = ("binding", _binding(result))
         else:
-            kind = ("case", None if example.source == "hypothesis" else example.name)
+            kind = ("case", _case_family(example))
         found.setdefault((example.op, example.version.since_version, kind, result.outcome), []).append(result)
     return list(found.values())
+
+
+def _case_family(example) -> str | None:
+    """The case a result's family is named by: None for a version's hypothesis cases; a case
+    file's case by its name; a stored test `generate` wrote by the case it was written from (its
+    hypothesis cases as hypothesis'), any other stored test by its own name."""
+    if example.source == "hypothesis":
+        return None
+    if example.source.startswith("golden:"):
+        from ..golden import generated_case
+
+        case = generated_case(example)
+        if case is not None:
+            return case or None
+    return example.name
 
 
 def _others_text(result, others) -> str:
@@ -130,7 +146,7 @@ def _others_text(result, others) -> str:
     if outcome == UNSUPPORTED:
         named = [r.example.name for r in others]
         head = f"{outcome} too: {len(others)} more {plural('case', len(others))} of {result.example.version.label} in {_binding(result)}"
-    elif result.example.source == "hypothesis":
+    elif _case_family(result.example) is None:
         bindings = Counter(_binding(r) for r in others)
         named = [f"{label} ({count})" for label, count in bindings.items()]
         where = f"in {len(bindings)} {plural('type binding', len(bindings))}"
