@@ -73,13 +73,18 @@ def written_since(path: str | None, offset: int) -> str:
             text = stream.read()
     except OSError:
         return ""
-    lines = [line.strip() for line in _COLOUR.sub("", text.decode("utf-8", "replace")).splitlines() if line.strip()]
+    lines = [line.strip() for line in _readable(text).splitlines() if line.strip()]
     if not lines:
         return ""
     quoted = " | ".join(lines[-LAST_LINES:])
     if len(quoted) > LAST_CHARACTERS:
         quoted = "..." + quoted[-LAST_CHARACTERS:]
     return f"; its stderr, last: {quoted}"
+
+
+def _readable(written: bytes) -> str:
+    """What a worker wrote, as text: undecodable bytes replaced, terminal colour codes removed."""
+    return _COLOUR.sub("", written.decode("utf-8", "replace"))
 
 
 def keep(log: Path) -> int:
@@ -92,7 +97,7 @@ def keep(log: Path) -> int:
 
     parts = []
     for number, name in enumerate(sorted(os.listdir(folder)), 1):
-        text = _COLOUR.sub("", Path(folder, name).read_bytes().decode("utf-8", "replace"))
+        text = _readable(Path(folder, name).read_bytes())
         if text.strip():
             parts.append(f"== worker process {number} ==\n{text.rstrip()}\n")
     discard()
