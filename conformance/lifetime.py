@@ -32,10 +32,10 @@ import sys
 import threading
 from multiprocessing.connection import Connection, wait
 from multiprocessing.process import BaseProcess
-from typing import Any, Callable
+from typing import Any, Callable, NamedTuple
 
 from .errors import UnavailableError
-from .runtime_log import redirect_stderr
+from .runtime_log import new_file, redirect_stderr
 
 _PR_SET_PDEATHSIG = 1
 
@@ -102,6 +102,23 @@ def start_worker(target: Callable[..., None], args: tuple, daemon: bool = False,
     finally:
         child.close()
     return process, parent
+
+
+class LoggedWorker(NamedTuple):
+    """A worker started by `start_logged_worker`: its process, this process's end of its pipe, and
+    the file its stderr goes to."""
+
+    process: BaseProcess
+    connection: Connection
+    stderr: str
+
+
+def start_logged_worker(target: Callable[..., None], args: tuple, daemon: bool = False) -> LoggedWorker:
+    """`start_worker`, with the worker's stderr going to a fresh file of this command's (see
+    runtime_log): every worker that runs a runtime or a run's tasks, so that what it writes reaches
+    a verdict or the command's log, not the console."""
+    stderr = new_file()
+    return LoggedWorker(*start_worker(target, args, daemon, stderr_to=stderr), stderr)
 
 
 def _run(environment: dict[str, str], stderr_to: str | None, target: Callable[..., None], *args: Any) -> None:

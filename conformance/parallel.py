@@ -60,8 +60,8 @@ from .runners import Runner, RunnerSpec, RunOutput
 from .runners import isolated
 from .runners.isolated import IsolatedRunner
 from .runners.isolated import death as _death
-from .lifetime import serve, start_own_server, start_worker
-from .runtime_log import new_file, position, written_since
+from .lifetime import serve, start_logged_worker, start_own_server
+from .runtime_log import position, written_since
 
 Task = WorkUnit | ShrinkTask | GoldenUnit | GenerateUnit  # what a worker is given (see also _HangMarked)
 
@@ -421,8 +421,7 @@ class _Worker:
         self.watch = _Watch()
         # Not a daemon: daemons may not start children, and a backend, or a careful worker, does.
         # It ends with this process all the same (die_with_parent, and `stop`).
-        self.stderr = new_file()
-        self.process, self.connection = start_worker(_serve, (*arguments, careful, self.watch), stderr_to=self.stderr)
+        self.process, self.connection, self.stderr = start_logged_worker(_serve, (*arguments, careful, self.watch))
         self.positions: deque[int] = deque()
 
     def give(self, position: int, unit: Task) -> None:

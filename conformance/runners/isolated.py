@@ -30,14 +30,13 @@ import time
 from collections import deque
 from functools import lru_cache
 from multiprocessing.connection import Connection
-from multiprocessing.process import BaseProcess
-from typing import Iterable, Iterator, NamedTuple
+from typing import Iterable, Iterator
 
 import onnx
 
 from ..errors import UnavailableError
-from ..lifetime import start_worker
-from ..runtime_log import new_file, position, written_since
+from ..lifetime import LoggedWorker, start_logged_worker
+from ..runtime_log import position, written_since
 from ..model import BuiltModel
 from . import RunnerSpec
 from .base import RunOutput
@@ -73,14 +72,6 @@ def _serve(spec: RunnerSpec, connection: Connection) -> None:
 def _parsed(data: bytes) -> onnx.ModelProto:
     """Parsed once per distinct model: most cases share their model with many others."""
     return onnx.load_from_string(data)
-
-
-class _Started(NamedTuple):
-    """A worker just started: its process, this process's end of its pipe, its stderr file."""
-
-    process: BaseProcess
-    connection: Connection
-    stderr: str
 
 
 def _end(process, connection: Connection, kill: bool = True) -> None:
@@ -143,7 +134,7 @@ class IsolatedRunner:
         self._ready = False
         self.overlap_bytes = SMALLEST_BUDGET  # the worker's channel's write budget, once it starts
         self.restarts = 0
-        self._spare: _Started | None = None  # the next worker, loading its runtime already
+        self._spare: LoggedWorker | None = None  # the next worker, loading its runtime already
         self._stderr: str | None = None  # the file the worker's stderr goes to
         self._logged = 0  # how far that file had got when the worker last answered
 
@@ -173,7 +164,7 @@ class IsolatedRunner:
         if self._poller is not None:
             self._poller.register(connection.fileno(), select.POLLIN)
 
-    def _next_worker(self) -> "_Started":
+    def _next_worker(self) -> LoggedWorker:
         """The spare worker, when one is alive; else a worker started now."""
         spare, self._spare = self._spare, None
         if spare is not None:
@@ -182,9 +173,8 @@ class IsolatedRunner:
             _end(spare.process, spare.connection)
         return self._new_worker()
 
-    def _new_worker(self) -> "_Started":
-        stderr = new_file()
-        return _Started(*start_worker(_serve, (self.spec,), daemon=True, stderr_to=stderr), stderr)
+    def _new_worker(self) -> LoggedWorker:
+        return start_logged_worker(_serve, (self.spec,), daemon=True)
 
     def _stop(self, kill: bool, lost: bool = True) -> str:
         """End the worker and say how it ended; `lost`: it died or hung, and is to be replaced
