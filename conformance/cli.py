@@ -34,7 +34,10 @@ from .output import check_writable, is_stream
 from .runners import OPTIMIZATIONS, RunnerSpec, make_runner
 from .lifetime import settle_imports
 
-app = typer.Typer(add_completion=False, no_args_is_help=True, help="Spec-conformance tests for ONNX operators.")
+app = typer.Typer(add_completion=False, no_args_is_help=True, rich_markup_mode=None, help="Spec-conformance tests for ONNX operators.")
+# Help and usage errors are click's plain text, not typer's rich panels: at 80 columns (a CI log,
+# a common terminal) the panels cut option names ('--strict-validati…') and folded their help into
+# columns 20 letters wide, and a usage error was a box a long message wrapped inside.
 # Text is printed as it is (markup off: a message quoting a YAML list like `[float]`, or a verdict
 # quoting a runtime's text, would lose it to rich's markup, and a `[/x]` in it would raise), and
 # messages are never wrapped where a terminal would not wrap them (soft wrap): a CI log keeps each
@@ -60,7 +63,7 @@ REPORT_JSON = typer.Option(None, "--report-json", help="Where to write the JSON 
 MAX_ELEMENTS = typer.Option(DEFAULT_MAX_ELEMENTS, "--max-elements", min=1, help="Refuse cases whose output would be larger.")
 
 
-@app.command("list")
+@app.command("list", short_help="Covered op versions, their dtypes and YAML case counts.")
 def list_command(
     cases: List[Path] = CASES,
     only_cases: List[Path] = ONLY_CASES,
@@ -78,7 +81,7 @@ def list_command(
     out.print(table, soft_wrap=False)  # a table fits its cells to the width itself
 
 
-@app.command("run")
+@app.command("run", short_help="Run an op's cases on a runtime and judge them by the spec.")
 def run_command(
     op: Optional[str] = typer.Option(None, "--op", help="Operator name, e.g. Slice (with --from: only this op's tests)."),
     opset: Optional[int] = OPSET,
@@ -329,7 +332,7 @@ def _print_flagged(flag: str, text: str, strict: bool) -> None:
 
 @app.command("merge")
 def merge_command(
-    reports: List[Path] = typer.Argument(..., help="JSON reports of the shards of one run."),
+    reports: List[Path] = typer.Argument(..., metavar="REPORT...", help="JSON reports of the shards of one run."),
     report_json: Path = typer.Option(DEFAULT_REPORT_DIR / "merged.json", "--report-json", help="Where to write the merged JSON."),
     junit: Optional[Path] = typer.Option(None, "--junit", help="Also write JUnit XML."),
     html_report: Optional[Path] = typer.Option(None, "--html", help="Also write HTML."),
@@ -383,7 +386,7 @@ def _raise_interrupt(signum, frame) -> None:
     raise KeyboardInterrupt
 
 
-@app.command("generate")
+@app.command("generate", short_help="Write golden test data in the ONNX backend-test layout.")
 def generate_command(
     op: str = OP,
     out_dir: Path = typer.Option(..., "--out", help="Folder to write test_<name>/ directories and manifest.json into."),
@@ -444,7 +447,7 @@ def _pool_running_no_runtime(units: list, workers: int, options: RunOptions) -> 
 
 @app.command("verify")
 def verify_command(
-    paths: List[Path] = typer.Argument(..., help="Test directories, or folders of them."),
+    paths: List[Path] = typer.Argument(..., metavar="PATH...", help="Test directories, or folders of them."),
     report_json: Optional[Path] = REPORT_JSON,
     strict_zero: bool = typer.Option(False, "--strict-zero", help="Tell +0.0 from -0.0."),
     max_elements: int = MAX_ELEMENTS,
@@ -485,7 +488,7 @@ def verify_command(
     raise typer.Exit(0 if all(agreeing(r) for r in results) else 1)
 
 
-@app.command("diff")
+@app.command("diff", short_help="Run cases on two runners and show where they disagree.")
 def diff_command(
     op: str = OP,
     against: str = typer.Option(..., "--against", help="cpu|cuda|dml, onnxruntime, reference, or an onnx.backend module."),

@@ -356,3 +356,38 @@ def test_what_a_command_says_it_wrote_is_one_line_in_a_ci_log_however_long_its_p
     [line] = [line for line in result.stdout.splitlines() if "tests written to" in line]
     assert result.code == 0 and len(line) > 80
     assert line.endswith(f"listed as skipped in {out / 'manifest.json'}")
+
+
+def _declared_options(command: str) -> list[str]:
+    import typer
+
+    from conformance.cli import app
+
+    group = typer.main.get_command(app)
+    params = group.commands[command].params
+    return [name for param in params if param.param_type_name == "option" for name in param.opts + param.secondary_opts]
+
+
+@pytest.mark.parametrize("command", ["list", "run", "merge", "generate", "verify", "diff"])
+def test_help_in_80_columns_names_every_option_whole_and_fits(conform, command):
+    """`conform run --help` on an 80-column terminal or in a CI log: typer's panels cut option
+    names ('--strict-validati…') and folded their help into columns 20 letters wide."""
+    result = conform(command, "--help", columns=None)
+    assert result.code == 0 and "…" not in result.stdout
+    assert max(len(line) for line in result.stdout.splitlines()) <= 80, result.stdout
+    listed = {word.rstrip(",") for line in result.stdout.splitlines() for word in line.split()[:4]}
+    assert set(_declared_options(command)) <= listed, sorted(set(_declared_options(command)) - listed)
+
+
+def test_the_command_list_gives_each_commands_help_without_cutting_it(conform):
+    result = conform("--help", columns=None)
+    rows = result.stdout.split("Commands:")[1].splitlines()[1:]
+    assert len(rows) == 6 and not any(row.endswith("...") for row in rows), rows
+
+
+def test_a_usage_error_is_one_plain_line_in_a_ci_log(conform):
+    result = conform("run", "--op", "Slice", "--opset", "abc", columns=None)
+    assert_clean_error(result, 2, "--help' for help.")
+    [line] = [line for line in result.stderr.splitlines() if "'abc'" in line]
+    assert line == "Error: Invalid value for '--opset': 'abc' is not a valid int."
+    assert not set("│╭╰") & set(result.stderr)
