@@ -175,3 +175,28 @@ def test_text_in_square_brackets_is_printed_as_it_is_not_read_as_markup(message)
     result, _ = long_failure(message)
     for terminal in (False, True):
         assert f"fail: {message}" in drawn([result], terminal, width=400)
+
+
+def summary_lines(text: str) -> list[str]:
+    """The summary table's lines, from its title to its bottom border."""
+    lines = text.splitlines()
+    return lines[:next(i for i, line in enumerate(lines) if line.startswith("└")) + 1]
+
+
+def test_outside_a_terminal_the_summary_names_every_outcome_whole_however_many():
+    from conformance.compare import OUTCOMES
+
+    examples = yaml_examples(CASE)[:len(OUTCOMES)]
+    results = [r for outcome, e in zip(OUTCOMES, examples) for r in results_of([e], outcome)]
+    lines = summary_lines(drawn(results, terminal=False))
+    [header] = [line for line in lines if line.startswith("┃")]
+    assert [cell.strip() for cell in header.strip("┃").split("┃")] == ["op", "version", "dtype", *OUTCOMES]
+    assert len(header) > 80 and "…" not in "".join(lines)
+    assert len({len(line) for line in lines[1:]}) == 1  # every row one line, as wide as the header
+
+
+def test_in_a_terminal_the_summary_fits_the_width():
+    from conformance.compare import OUTCOMES
+
+    results = [r for outcome, e in zip(OUTCOMES, yaml_examples(CASE)) for r in results_of([e], outcome)]
+    assert max(len(line) for line in summary_lines(drawn(results, terminal=True))) <= 80

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 
 from rich.console import Console
+from rich.measure import Measurement
 from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
@@ -42,6 +43,25 @@ def summary_table(results) -> Table:
     for (op, version, dtype), counts in sorted(groups.items()):
         table.add_row(op, str(version), dtype, *[str(counts.get(o, "")) for o in shown])
     return table
+
+
+def print_table(console: Console, table: Table) -> None:
+    """`table` fitted to a terminal's width; elsewhere (a CI log, a file) as wide as its cells
+    need, as nothing there cuts a line at 80 columns: fitted to those, a summary with five outcomes
+    or more cut its headers ('unsuppor…', 'xp…'), and a header cut is a count nobody can name."""
+    if console.is_terminal:
+        console.print(table, soft_wrap=False)
+        return
+    needed = Measurement.get(console, console.options.update_width(_UNLIMITED), table).maximum
+    fitted = console.width
+    console.width = max(fitted, needed)
+    try:
+        console.print(table, soft_wrap=False)
+    finally:
+        console.width = fitted
+
+
+_UNLIMITED = 100_000  # columns: wider than any table conform draws
 
 
 def draw_family(console: Console, result, others: list | tuple = ()) -> None:
@@ -179,7 +199,7 @@ FAILING_SHOWN = FAILING + (LENIENT,)  # what fails a run, and what a runtime acc
 
 
 def render(results, console: Console, report_path: str | None = None, show: tuple[str, ...] = FAILING_SHOWN) -> None:
-    console.print(summary_table(results), soft_wrap=False)  # a table fits its cells to the width itself
+    print_table(console, summary_table(results))
     grouped = families([r for r in results if r.outcome in show])
     for first, *others in grouped[:MAX_DETAILED]:
         draw_family(console, first, others)
