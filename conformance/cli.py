@@ -164,9 +164,10 @@ def run_command(
     if interrupted:
         results += _tagged(finished, level, len(levels))
     runner_info = runners[0].describe()
+    written = []  # what the run wrote besides its JSON report, told after the console report
     if write_expect:
-        written = write_starting_file(results, runner_info, write_expect)
-        out.print(f"{written} deviations written to {write_expect}", highlight=False)
+        count = write_starting_file(results, runner_info, write_expect)
+        written.append(f"{count} deviations written to {write_expect}")
     results, stale = apply_expectations(results, expectations, runner_info)
     strict = ci if strict is None else strict
     doc = json_report.document(results, runner_info, None if from_dirs else seed, _options_record(options, strict_validation))
@@ -176,10 +177,11 @@ def run_command(
     doc["complete"] = not interrupted
     doc["shard"] = shard
     doc["stale_expectations"] = [{"source": e.source, "reason": e.reason} for e in stale]
-    _write_other_reports(doc, junit, html_report, strict)
+    written += _write_other_reports(doc, junit, html_report, strict)
     json_report.write(path, doc)
     shown = console_report.FAILING_SHOWN + (("ambiguous", "unsupported") if verbose else ())
     console_report.render(results, out, str(path), show=shown)
+    _print_lines(written)
     _print_expectation_news(results, stale, strict)
     _print_skipped(skipped)
     _keep_worker_stderr(path)
@@ -306,15 +308,24 @@ def _print_skipped(skipped) -> None:
         out.print(f"skipped: {why}: {skipped_path}", highlight=False)
 
 
-def _write_other_reports(doc: dict, junit: Path | None, html_path: Path | None, strict: bool) -> None:
+def _write_other_reports(doc: dict, junit: Path | None, html_path: Path | None, strict: bool) -> list[str]:
+    """Write the JUnit and HTML reports asked for; a line for each, to print after the console
+    report, beside the JSON report's path (printed before it, they led a CI log's summary)."""
     from .report import html, junit as junit_report
 
+    told = []
     if junit:
         junit_report.write(junit, doc, strict)
-        out.print(f"JUnit report: {junit}", highlight=False)
+        told.append(f"JUnit report: {junit}")
     if html_path:
         html.write(html_path, doc)
-        out.print(f"HTML report: {html_path}", highlight=False)
+        told.append(f"HTML report: {html_path}")
+    return told
+
+
+def _print_lines(lines: list[str]) -> None:
+    for line in lines:
+        out.print(line, highlight=False)
 
 
 def _print_expectation_news(results, stale, strict: bool) -> None:
@@ -344,8 +355,9 @@ def merge_command(
     _check_writable((report_json, "the merged JSON report"), (junit, "the JUnit report"), (html_report, "the HTML report"))
     doc = merge(reports)
     json_report.write(report_json, doc)
-    _write_other_reports(doc, junit, html_report, strict)
+    written = _write_other_reports(doc, junit, html_report, strict)
     out.print(f"{doc['summary']['total']} cases from {len(reports)} reports: {report_json}", highlight=False)
+    _print_lines(written)
     if not doc["complete"]:
         # The cases of a missing or interrupted shard were never judged: not a pass, whatever the rest say.
         raise UsageError(f"the merged report is incomplete: {why_incomplete(doc)}")

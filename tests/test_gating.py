@@ -77,6 +77,11 @@ def test_write_expect_writes_a_file_that_turns_the_failures_into_xfail(conform, 
     second = conform(*BASE, "--dtype", "float", "--expect", str(written), "--ci")
     assert second.code == 0
     assert second.report["summary"]["xfail"] == first.report["summary"]["fail"] > 0
+    # What a run wrote is told at the end, beside the JSON report, not above the summary table.
+    assert first.stdout.splitlines()[-2:] == [f"JSON report: {first.report_path}",
+                                              f"{first.report['summary']['fail']} deviations written to {written}"]
+    assert second.stdout.lstrip().startswith("conform: results by op version and dtype")
+    assert [line.split(":")[0] for line in second.stdout.splitlines()[-3:]] == ["JSON report", "JUnit report", "HTML report"]
 
 
 def test_the_shipped_expectations_make_onnxruntime_cpu_pass_in_ci_mode(conform):
