@@ -200,3 +200,9 @@ def test_in_a_terminal_the_summary_fits_the_width():
 
     results = [r for outcome, e in zip(OUTCOMES, yaml_examples(CASE)) for r in results_of([e], outcome)]
     assert max(len(line) for line in summary_lines(drawn(results, terminal=True))) <= 80
+
+
+@pytest.mark.parametrize("terminal", [False, True])
+def test_a_summary_narrower_than_its_title_keeps_the_title_on_one_line(terminal):
+    lines = summary_lines(drawn(results_of(yaml_examples(CASE)[:1], PASS), terminal))
+    assert lines[0].strip() == "conform: results by op version and dtype" and lines[1].startswith("┏")

@@ -28,7 +28,8 @@ MAX_NAMED = 12  # other members a panel names
 
 
 def summary_table(results) -> Table:
-    table = Table(title="conform: results by op version and dtype")
+    title = "conform: results by op version and dtype"
+    table = Table(title=title, min_width=len(title))  # narrower, the title folds
     table.add_column("op")
     table.add_column("version", justify="right")
     table.add_column("dtype")
