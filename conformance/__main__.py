@@ -39,9 +39,11 @@ def leave(code: object) -> None:
     if code is not None and not isinstance(code, int):
         print(code, file=sys.stderr)
         code = 1
+    from .lifetime import remove_server_folder
     from .runtime_log import discard
 
     discard()  # what workers wrote to stderr, when the command did not keep it (an error, an interruption)
+    remove_server_folder()
     for stream in (sys.stdout, sys.stderr):
         try:
             stream.flush()

@@ -25,8 +25,10 @@ import ctypes
 import gc
 import multiprocessing
 import multiprocessing.forkserver
+import multiprocessing.util
 import os
 import pickle
+import shutil
 import signal
 import sys
 import threading
@@ -50,6 +52,7 @@ class _Server:
 
     failed = False
     own = False
+    folder: str | None = None  # the folder multiprocessing made for the server's socket, in the main process
 
 
 def start_method() -> str:
@@ -72,6 +75,25 @@ def start_server() -> None:
         # No socket where the temporary folder is (a path too long for one, a read-only folder):
         # spawned workers are slower to start, not worse.
         _Server.failed = True
+    if multiprocessing.parent_process() is None:
+        # Made by this process (a worker's server puts its socket in its main process's folder).
+        _Server.folder = _server_folder()
+
+
+def _server_folder() -> str | None:
+    try:
+        return multiprocessing.util.get_temp_dir()
+    except OSError:  # the temporary folder cannot hold one: there is none to remove
+        return None
+
+
+def remove_server_folder() -> None:
+    """Remove the folder the fork server's socket is in (/tmp/pymp-*), as the interpreter's
+    tear-down would: a command ends without it (see __main__), and each one left its folder
+    behind, 20,283 of them in this machine's /tmp."""
+    if _Server.folder is not None:
+        shutil.rmtree(_Server.folder, ignore_errors=True)
+        _Server.folder = None
 
 
 def start_own_server() -> None:

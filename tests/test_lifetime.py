@@ -176,3 +176,26 @@ def test_without_a_fork_server_workers_are_spawned_and_still_start(probes, monke
     assert start_method() == "spawn"
     # A spawned worker imports only what it runs: nothing was preloaded for it.
     assert not found["preloaded"] and found["start method of its own workers"] == "spawn"
+
+
+@pytest.mark.parametrize("args", [
+    ("run", "--op", "Clip", "--opset", "13", "--dtype", "float", "--no-hypothesis"),
+    ("run", "--op", "NoSuchOp"),  # an error, after the fork server started
+    # A --jobs worker the crash makes careful starts a fork server of its own, its socket in the
+    # main process's folder: removed once, by the main process, after every worker is gone.
+    ("run", "--op", "Slice", "--opset", "13", "--dtype", "float", "--no-hypothesis", "--backend", "crashy", "--jobs", "2"),
+])
+def test_a_command_leaves_nothing_in_the_temporary_folder(tmp_path, args):
+    # The command ends without the interpreter's tear-down, which removed multiprocessing's
+    # folder for the fork server's socket (/tmp/pymp-*): every command left one behind.
+    import tempfile
+
+    folder = tempfile.mkdtemp(prefix="t", dir="/tmp")  # short: a socket's path must fit in 108 bytes
+    try:
+        completed = subprocess.run([sys.executable, "-m", "conformance", *args], cwd=tmp_path, capture_output=True,
+                                   text=True, env={**with_test_backends(), "TMPDIR": folder}, timeout=300)
+        assert "Traceback" not in completed.stderr and completed.returncode in (0, 1, 2), completed.stderr
+        # onnxruntime keeps one file there, .ses, the same one for every process.
+        assert [name for name in os.listdir(folder) if name != ".ses"] == []
+    finally:
+        subprocess.run(["rm", "-rf", folder])
