@@ -19,7 +19,7 @@ from rich.table import Table
 from rich.text import Text
 
 from . import casefile, registry, runtime_log, strategies
-from .errors import ConformError, UsageError
+from .errors import ConformError, OutputError, UnavailableError, UsageError
 from .execute import (DEFAULT_MAX_ELEMENTS, RunOptions, check_case_ids_found, chose_nothing, parse_shard, plan, planned_count,
                       run_examples, select_examples, shard_scope, shrink_failures)
 from .parallel import WorkerPool, shrink_side_by_side, shrinks_side_by_side, worker_count
@@ -34,7 +34,12 @@ from .output import check_writable, is_stream
 from .runners import OPTIMIZATIONS, RunnerSpec, make_runner
 from .lifetime import settle_imports
 
-app = typer.Typer(add_completion=False, no_args_is_help=True, rich_markup_mode=None, help="Spec-conformance tests for ONNX operators.")
+EXIT_CODES = (f"Exit codes: 0 conformant; 1 not (a fail, error, crash, timeout or fallback; also a lenient case under "
+              f"--strict-validation, an unsupported one under --fail-on-unsupported, an xpass or a stale expectation under "
+              f"--strict); {UsageError.exit_code} a usage or input error; {UnavailableError.exit_code} a provider or backend "
+              f"not available; {OutputError.exit_code} a report or golden folder that cannot be written; 130 interrupted.")
+app = typer.Typer(add_completion=False, no_args_is_help=True, rich_markup_mode=None, help="Spec-conformance tests for ONNX operators.",
+                  epilog=EXIT_CODES)
 # Help and usage errors are click's plain text, not typer's rich panels: at 80 columns (a CI log,
 # a common terminal) the panels cut option names ('--strict-validati…') and folded their help into
 # columns 20 letters wide, and a usage error was a box a long message wrapped inside.
@@ -81,7 +86,7 @@ def list_command(
     out.print(table, soft_wrap=False)  # a table fits its cells to the width itself
 
 
-@app.command("run", short_help="Run an op's cases on a runtime and judge them by the spec.")
+@app.command("run", short_help="Run an op's cases on a runtime and judge them by the spec.", epilog=EXIT_CODES)
 def run_command(
     op: Optional[str] = typer.Option(None, "--op", help="Operator name, e.g. Slice (with --from: only this op's tests)."),
     opset: Optional[int] = OPSET,

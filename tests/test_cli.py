@@ -381,7 +381,7 @@ def test_help_in_80_columns_names_every_option_whole_and_fits(conform, command):
 
 def test_the_command_list_gives_each_commands_help_without_cutting_it(conform):
     result = conform("--help", columns=None)
-    rows = result.stdout.split("Commands:")[1].splitlines()[1:]
+    rows = result.stdout.split("Commands:\n")[1].split("\n\n")[0].splitlines()
     assert len(rows) == 6 and not any(row.endswith("...") for row in rows), rows
 
 
@@ -391,3 +391,13 @@ def test_a_usage_error_is_one_plain_line_in_a_ci_log(conform):
     [line] = [line for line in result.stderr.splitlines() if "'abc'" in line]
     assert line == "Error: Invalid value for '--opset': 'abc' is not a valid int."
     assert not set("│╭╰") & set(result.stderr)
+
+
+@pytest.mark.parametrize("command", [(), ("run",)])
+def test_help_gives_the_exit_codes_a_ci_gate_reads(conform, command):
+    from conformance.errors import OutputError, UnavailableError, UsageError
+
+    text = " ".join(conform(*command, "--help", columns=None).stdout.split())
+    assert "Exit codes: 0 conformant; 1 not (a fail," in text and "130 interrupted." in text
+    for error in (UsageError, UnavailableError, OutputError):
+        assert f"; {error.exit_code} a " in text
