@@ -5,9 +5,11 @@ that asked for them is gone."""
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 
 import pytest
@@ -185,17 +187,15 @@ def test_without_a_fork_server_workers_are_spawned_and_still_start(probes, monke
     # main process's folder: removed once, by the main process, after every worker is gone.
     ("run", "--op", "Slice", "--opset", "13", "--dtype", "float", "--no-hypothesis", "--backend", "crashy", "--jobs", "2"),
 ])
-def test_a_command_leaves_nothing_in_the_temporary_folder(tmp_path, args):
+def test_a_command_leaves_nothing_in_the_temporary_folder(conform, monkeypatch, args):
     # The command ends without the interpreter's tear-down, which removed multiprocessing's
     # folder for the fork server's socket (/tmp/pymp-*): every command left one behind.
-    import tempfile
-
     folder = tempfile.mkdtemp(prefix="t", dir="/tmp")  # short: a socket's path must fit in 108 bytes
+    monkeypatch.setenv("TMPDIR", folder)  # the command's environment (see conftest's `conform`)
     try:
-        completed = subprocess.run([sys.executable, "-m", "conformance", *args], cwd=tmp_path, capture_output=True,
-                                   text=True, env={**with_test_backends(), "TMPDIR": folder}, timeout=300)
-        assert "Traceback" not in completed.stderr and completed.returncode in (0, 1, 2), completed.stderr
+        result = conform(*args)
+        assert "Traceback" not in result.stderr and result.code in (0, 1, 2), result.stderr
         # onnxruntime keeps one file there, .ses, the same one for every process.
         assert [name for name in os.listdir(folder) if name != ".ses"] == []
     finally:
-        subprocess.run(["rm", "-rf", folder])
+        shutil.rmtree(folder)
