@@ -7,7 +7,7 @@ import re
 import pytest
 from rich.console import Console
 
-from conformance.compare import FAIL, LENIENT, PASS, UNSUPPORTED, Verdict
+from conformance.compare import FAIL, LENIENT, OUTCOMES, PASS, UNSUPPORTED, Verdict
 from conformance.execute import Result, RunOptions, select_examples
 from conformance.reference.base import Expected
 from conformance.report import console as console_report
@@ -183,12 +183,13 @@ def summary_lines(text: str) -> list[str]:
     return lines[:next(i for i, line in enumerate(lines) if line.startswith("└")) + 1]
 
 
-def test_outside_a_terminal_the_summary_names_every_outcome_whole_however_many():
-    from conformance.compare import OUTCOMES
+def one_of_each_outcome() -> list:
+    """A result of every outcome, each of its own case-file case's binding (a summary row apiece)."""
+    return [r for outcome, e in zip(OUTCOMES, yaml_examples(CASE)) for r in results_of([e], outcome)]
 
-    examples = yaml_examples(CASE)[:len(OUTCOMES)]
-    results = [r for outcome, e in zip(OUTCOMES, examples) for r in results_of([e], outcome)]
-    lines = summary_lines(drawn(results, terminal=False))
+
+def test_outside_a_terminal_the_summary_names_every_outcome_whole_however_many():
+    lines = summary_lines(drawn(one_of_each_outcome(), terminal=False))
     [header] = [line for line in lines if line.startswith("┃")]
     assert [cell.strip() for cell in header.strip("┃").split("┃")] == ["op", "version", "dtype", *OUTCOMES]
     assert len(header) > 80 and "…" not in "".join(lines)
@@ -196,10 +197,7 @@ def test_outside_a_terminal_the_summary_names_every_outcome_whole_however_many()
 
 
 def test_in_a_terminal_the_summary_fits_the_width():
-    from conformance.compare import OUTCOMES
-
-    results = [r for outcome, e in zip(OUTCOMES, yaml_examples(CASE)) for r in results_of([e], outcome)]
-    assert max(len(line) for line in summary_lines(drawn(results, terminal=True))) <= 80
+    assert max(len(line) for line in summary_lines(drawn(one_of_each_outcome(), terminal=True))) <= 80
 
 
 @pytest.mark.parametrize("terminal", [False, True])
