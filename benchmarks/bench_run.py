@@ -115,7 +115,7 @@ def execution() -> None:
     conform_loops = {(isolate, which): _ConformLoop(cases, isolate, options)
                      for isolate in (False, True) for which, cases in (("all", examples), ("same", same_cases))}
     first = {key: timed(loop)[1] for key, loop in conform_loops.items()}  # creates the sessions
-    sessions = {b.data: onnxruntime.InferenceSession(b.data, session_options(onnxruntime, "cpu", "on"),
+    sessions = {b.data: onnxruntime.InferenceSession(b.data, session_options(onnxruntime, "on"),
                                                      providers=["CPUExecutionProvider"]) for b in (s.built for s in native)}
     bare = _bare_checker(native, sessions)
     loops = {**conform_loops, "per case": lambda: _one_session_per_case(native),
@@ -264,7 +264,7 @@ def _similar(expected, actual) -> None:
 
 def _runs(built) -> bool:
     try:
-        onnxruntime.InferenceSession(built.data, session_options(onnxruntime, "cpu", "on"),
+        onnxruntime.InferenceSession(built.data, session_options(onnxruntime, "on"),
                                      providers=["CPUExecutionProvider"]).run(None, built.feeds)
         return True
     except Exception:  # unsupported types and invalid cases are not part of the timing comparison

@@ -10,8 +10,9 @@ come from first thing, so that its imports run beside this process's own (see `l
 
 Once the command has finished (its reports written and closed, its workers stopped), the process
 ends without the interpreter's tear-down: freeing a run's results and every module object by
-object took 0.08-0.1 s of every command, for nothing anyone reads. The one thing the tear-down did
-outside the process, removing the fork server's socket folder (/tmp/pymp-*), `leave` does.
+object took 0.08-0.1 s of every command, for nothing anyone reads. What the tear-down did outside
+the process, removing the fork server's socket folder (/tmp/pymp-*) and the command's scratch
+folder (see scratch), `leave` does.
 """
 
 import os
@@ -40,10 +41,10 @@ def leave(code: object) -> None:
     if code is not None and not isinstance(code, int):
         print(code, file=sys.stderr)
         code = 1
+    from . import scratch
     from .lifetime import remove_server_folder
-    from .runtime_log import discard
 
-    discard()  # what workers wrote to stderr, when the command did not keep it (an error, an interruption)
+    scratch.discard()  # with what workers wrote to stderr, when the command did not keep it (an error, an interruption)
     remove_server_folder()
     for stream in (sys.stdout, sys.stderr):
         try:

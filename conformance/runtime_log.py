@@ -1,27 +1,27 @@
 """What runtimes (and anything else in a worker process) write to stderr.
 
-Each worker process writes its stderr to a file of its own, in one folder per command (named in
-the environment, so a worker's own workers write there too), instead of to the console: a runtime
+Each worker process writes its stderr to a file of its own, in the command's scratch folder (see
+scratch: a worker's own workers write there too), instead of to the console: a runtime
 that warns at every session (onnxruntime through its onnx.backend warns three times for every
 opset-6 model) would otherwise bury a run's output, and nothing in those lines says which case
 they belong to. What a runtime writes while running the case that crashed or hung its worker is
 quoted in that case's verdict (`written_since`, from where its worker's file stood when the case
 before was answered): the abort message of a runtime that throws is often the only account of
 why it died. At the end of the command the files are gathered into one log beside its report
-(`keep`), so nothing written is lost, and the folder is removed (`discard`: on every way out).
+(`keep`), so nothing written is lost; the scratch folder goes on every way out.
 """
 
 from __future__ import annotations
 
-import atexit
 import os
 import re
 import shutil
-import tempfile
 import time
 from pathlib import Path
 
-FOLDER_VARIABLE = "CONFORM_WORKER_STDERR"
+from . import scratch
+
+KIND = "stderr"  # the scratch subfolder of these files
 LAST_LINES = 12  # of what a runtime wrote during a crashed or hung case, the last ones quoted
 LAST_CHARACTERS = 1500
 LAST_BYTES_READ = 1 << 16  # of a runtime that wrote megabytes during a case, only the end is read
@@ -29,13 +29,8 @@ _COLOUR = re.compile(r"\x1b\[[0-9;]*m")  # onnxruntime colours its log lines whe
 
 
 def new_file() -> str:
-    """A fresh file for one worker's stderr, in this command's folder (made on first use)."""
-    folder = os.environ.get(FOLDER_VARIABLE)
-    if not folder or not os.path.isdir(folder):
-        folder = os.environ[FOLDER_VARIABLE] = tempfile.mkdtemp(prefix="conform-stderr-")
-        # Used as a library (tests, the pytest plugin), nothing calls keep or discard: the
-        # interpreter's exit does. (A conform command ends without it, calling discard itself.)
-        atexit.register(shutil.rmtree, folder, True)
+    """A fresh file for one worker's stderr, in this command's scratch folder."""
+    folder = scratch.folder(KIND)
     # Named by when it was made, so the gathered log reads in about the order the workers started
     # (the process id tells apart files that two processes make in the same nanosecond).
     return os.path.join(folder, f"{time.time_ns():020d}-{os.getpid()}.txt")
@@ -89,9 +84,9 @@ def _readable(written: bytes) -> str:
 
 def keep(log: Path) -> int:
     """Gather what every worker of this command wrote to stderr into `log` (written whole, or not
-    at all) and remove the folder; the number of lines kept (0, and no file, when none)."""
-    folder = os.environ.get(FOLDER_VARIABLE)
-    if not folder or not os.path.isdir(folder):
+    at all) and remove their files; the number of lines kept (0, and no file, when none)."""
+    folder = scratch.existing(KIND)
+    if folder is None:
         return 0
     from .output import write_atomic
 
@@ -100,16 +95,10 @@ def keep(log: Path) -> int:
         text = _readable(Path(folder, name).read_bytes())
         if text.strip():
             parts.append(f"== worker process {number} ==\n{text.rstrip()}\n")
-    discard()
+    shutil.rmtree(folder, ignore_errors=True)
     if not parts:
         return 0
     text = "".join(parts)
     write_atomic(log, text, "the log of what worker processes wrote to stderr")
     return text.count("\n") - len(parts)
 
-
-def discard() -> None:
-    """Remove this command's folder of stderr files, if it made one."""
-    folder = os.environ.pop(FOLDER_VARIABLE, None)
-    if folder:
-        shutil.rmtree(folder, ignore_errors=True)

@@ -11,12 +11,13 @@ import numpy as np
 import onnxruntime
 import pytest
 
-from conformance import casefile
+from conformance import casefile, scratch
 from conformance.dtypes import all_names
 from conformance.providers import directml_clip_bound, directml_clip_note
-from conformance.runners.fallback import fallback_message, providers_that_ran, read_profile
+from conformance.execute import RunOptions, Staged, select_examples, stage
+from conformance.runners.fallback import PROFILES, fallback_message, next_profile_prefix, providers_that_ran, read_profile
 from conformance.runners import wire
-from conformance.runners.onnxruntime import session_options
+from conformance.runners.onnxruntime import OnnxRuntimeRunner, session_options
 from conftest import BACKENDS, CRASHING, PASSING, failing_starts, with_test_backends
 
 DATA = Path(__file__).parent / "data"
@@ -68,12 +69,43 @@ def test_every_mode_passes_the_checker_and_agrees_on_onnxruntime(conform):
     assert not [r for r in result.report["results"] if r["outcome"] == "error"]
 
 
-def test_optimization_levels_reach_the_session_options():
-    on = session_options(onnxruntime, "cpu", "on")
-    off = session_options(onnxruntime, "cpu", "off")
+def test_optimization_levels_and_profiling_reach_the_session_options():
+    on = session_options(onnxruntime, "on")
+    off = session_options(onnxruntime, "off")
     assert off.graph_optimization_level == onnxruntime.GraphOptimizationLevel.ORT_DISABLE_ALL
     assert on.graph_optimization_level != off.graph_optimization_level
-    assert not on.enable_profiling and session_options(onnxruntime, "cuda", "on").enable_profiling
+    profiled = session_options(onnxruntime, "on", "/somewhere/session-1")
+    assert not on.enable_profiling and profiled.enable_profiling and profiled.profile_file_prefix == "/somewhere/session-1"
+
+
+@pytest.fixture
+def own_scratch(tmp_path, monkeypatch):
+    """The system's temporary folder as this test's own, and no scratch folder made yet."""
+    monkeypatch.delenv(scratch.FOLDER_VARIABLE, raising=False)
+    monkeypatch.setattr(scratch.tempfile, "tempdir", str(tmp_path))
+    yield tmp_path
+    scratch.discard()
+
+
+def test_a_node_onnxruntime_hands_to_cpu_is_a_fallback_and_its_profiles_leave_nothing_behind(own_scratch, monkeypatch):
+    # This onnxruntime has no CUDA provider: told it has, and asked for it, it runs each node on
+    # CPU, as a CUDA build does with a node its provider has no kernel for. Each session made its
+    # own folder in /tmp and left its profile there, one per model on every CUDA or DirectML run.
+    monkeypatch.setattr(onnxruntime, "get_available_providers", lambda: ["CUDAExecutionProvider", "CPUExecutionProvider"])
+    runner = OnnxRuntimeRunner("cuda")
+    options = RunOptions(op="Clip", opset=13, dtypes=("float", "double"), use_hypothesis=False)
+    staged = [item for item in (stage(e, runner, options) for e in select_examples(options)) if isinstance(item, Staged)][::10]
+    assert len({item.built.data for item in staged}) >= 2  # sessions of their own
+    with pytest.warns(UserWarning, match="CUDAExecutionProvider"):  # onnxruntime's own word on it
+        runs = [runner.run(item.built) for item in staged + staged]  # each model's profile read once
+    assert {run.error for run in runs} == {"fallback: ran on CPUExecutionProvider (requested CUDAExecutionProvider)"}
+    assert {run.fault for run in runs} == {"fallback"}
+    profiles = scratch.existing(PROFILES)
+    assert profiles is not None and os.listdir(profiles) == []  # each read, then removed
+    made = {next_profile_prefix() for _ in range(3)}  # a session's own, whichever runner makes it
+    assert len(made) == 3 and {os.path.dirname(prefix) for prefix in made} == {profiles}
+    scratch.discard()  # as a command does on its way out
+    assert os.listdir(own_scratch) == []
 
 
 def test_optimizations_both_runs_each_case_twice(conform):

@@ -156,7 +156,7 @@ def test_a_session_runs_through_onnxruntimes_binding_not_the_wrapper_that_retrie
     from conformance.runners.onnxruntime import _Session, session_options
 
     staged = _a_staged_slice_case()
-    inference = onnxruntime.InferenceSession(staged.built.data, session_options(onnxruntime, "cpu", "on"),
+    inference = onnxruntime.InferenceSession(staged.built.data, session_options(onnxruntime, "on"),
                                              providers=["CPUExecutionProvider"])
     inference.run = lambda *args, **kwargs: pytest.fail("the public wrapper was called")
     outputs = _Session(inference).run(staged.built.feeds)

@@ -3,7 +3,7 @@ that crashed or hung, and kept in a log beside the report."""
 
 import pytest
 
-from conformance import runtime_log
+from conformance import runtime_log, scratch
 from conftest import CRASHING, PASSING
 
 CRASHY_RUN = ("run", "--op", "Slice", "--opset", "13", "--dtype", "float", "--no-hypothesis", "--backend", "crashy",
@@ -35,19 +35,22 @@ def test_a_verdict_quotes_at_most_the_last_lines_and_characters(tmp_path):
     assert quoted.endswith("xend") and len(quoted) == len("; its stderr, last: ...") + runtime_log.LAST_CHARACTERS
 
 
-def test_keep_gathers_every_worker_file_in_order_and_removes_the_folder(tmp_path, monkeypatch):
-    monkeypatch.delenv(runtime_log.FOLDER_VARIABLE, raising=False)
-    monkeypatch.setattr(runtime_log.tempfile, "tempdir", str(tmp_path))
+def test_keep_gathers_every_worker_file_in_order_and_removes_them(tmp_path, monkeypatch):
+    monkeypatch.delenv(scratch.FOLDER_VARIABLE, raising=False)
+    monkeypatch.setattr(scratch.tempfile, "tempdir", str(tmp_path))
     first, quiet, second = runtime_log.new_file(), runtime_log.new_file(), runtime_log.new_file()
-    folder = runtime_log.os.environ[runtime_log.FOLDER_VARIABLE]
+    folder = scratch.existing(runtime_log.KIND)
+    assert folder is not None and all(scratch.os.path.dirname(f) == folder for f in (first, quiet, second))
     _write(tmp_path / first, "one\ntwo\n")
     _write(tmp_path / quiet, "")
     _write(tmp_path / second, "\x1b[0;93mthree\x1b[m")
     kept = tmp_path / "report.stderr.log"
     assert runtime_log.keep(kept) == 3
     assert kept.read_text() == "== worker process 1 ==\none\ntwo\n== worker process 3 ==\nthree\n"
-    assert not runtime_log.os.path.exists(folder) and runtime_log.FOLDER_VARIABLE not in runtime_log.os.environ
+    assert not scratch.os.path.exists(folder) and scratch.existing(runtime_log.KIND) is None
     assert runtime_log.keep(tmp_path / "again.log") == 0 and not (tmp_path / "again.log").exists()
+    scratch.discard()
+    assert [p.name for p in tmp_path.iterdir()] == ["report.stderr.log"]
 
 
 @pytest.mark.parametrize("jobs", ["1", "2"])
@@ -69,7 +72,7 @@ def test_what_a_runtime_writes_to_stderr_is_kept_beside_the_report_and_not_print
     crash = next(r for r in result.report["results"] if r["id"] == CRASHING)
     assert crash["message"] == ("the runtime's worker process died: killed by signal SIGSEGV; its stderr, last: "
                                 "crashy warns: a case with starts -3 | crashy: about to segfault")
-    assert [p.name for p in temporary.iterdir() if p.name.startswith("conform-stderr-")] == []
+    assert [p.name for p in temporary.iterdir() if p.name.startswith("conform-")] == []
 
 
 def test_a_command_whose_workers_wrote_nothing_keeps_no_log(conform, tmp_path):

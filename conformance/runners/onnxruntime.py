@@ -8,9 +8,7 @@ from __future__ import annotations
 
 import ctypes
 import re
-import tempfile
 from functools import cache
-from pathlib import Path
 
 import numpy as np
 from onnx import numpy_helper
@@ -19,7 +17,7 @@ from ..dtypes import canonical_name, dtype, from_elem_type, from_numpy
 from ..errors import UnavailableError, UsageError
 from ..model import BuiltModel
 from .base import RunOutput, SessionCache, classified
-from .fallback import fallback_message, providers_that_ran, read_profile
+from .fallback import fallback_message, next_profile_prefix, providers_that_ran, read_and_remove
 
 PROVIDERS = {"cpu": "CPUExecutionProvider", "cuda": "CUDAExecutionProvider", "dml": "DmlExecutionProvider"}
 UNSUPPORTED_MARKERS = (
@@ -48,8 +46,9 @@ def provider_name(provider: str) -> str:
     return PROVIDERS[short]
 
 
-def session_options(ort, provider: str, optimizations: str):
-    """The SessionOptions every session of a runner gets."""
+def session_options(ort, optimizations: str, profile_prefix: str | None = None):
+    """The SessionOptions every session of a runner gets; with `profile_prefix`, the session is
+    profiled, its profile written there (see fallback.next_profile_prefix)."""
     options = ort.SessionOptions()
     options.log_severity_level = 4
     # Single-node models on small tensors gain nothing from thread pools, and each pool costs
@@ -58,10 +57,9 @@ def session_options(ort, provider: str, optimizations: str):
     options.inter_op_num_threads = 1
     if optimizations == "off":
         options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
-    if provider != "cpu":
-        # Profiling tells which provider ran the node; checked once per session (see _fallback).
+    if profile_prefix is not None:
         options.enable_profiling = True
-        options.profile_file_prefix = str(Path(tempfile.mkdtemp(prefix="conform-profile-")) / "session")
+        options.profile_file_prefix = profile_prefix
     return options
 
 
@@ -100,7 +98,9 @@ class OnnxRuntimeRunner:
         for elem_type in built.elem_types:
             if elem_type in self._unregistered:  # refused as onnxruntime refused it before, without asking again
                 raise self._unregistered[elem_type].with_traceback(None)
-        options = session_options(self._ort, self.provider, self.optimizations)
+        # On a provider other than CPU, profiling tells which provider ran the node (see _fallback).
+        prefix = next_profile_prefix() if self.provider != "cpu" else None
+        options = session_options(self._ort, self.optimizations, prefix)
         return _Session(self._ort.InferenceSession(built.data, options, providers=[self.execution_provider]))
 
     def run(self, built: BuiltModel) -> RunOutput:
@@ -130,7 +130,7 @@ class OnnxRuntimeRunner:
     def _fallback(self, built: BuiltModel, session) -> str | None:
         """Why a provider other than CPU handed the node to another one, or None; asked once per model."""
         if built.data not in self._checked_fallback:
-            events = read_profile(session.end_profiling())
+            events = read_and_remove(session.end_profiling())
             self._checked_fallback[built.data] = fallback_message(
                 self.execution_provider, providers_that_ran(events, built.model.graph.node[-1].op_type)
             )
