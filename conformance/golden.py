@@ -376,8 +376,17 @@ def test_dirs(paths: Iterable[Path]) -> list[Path]:
                 raise GoldenError(f"{path}: no test directory (no model.onnx) in it")
             found += children
         else:
-            raise GoldenError(f"{path}: no such test directory")
+            raise GoldenError(f"{path}: {_not_a_folder(path)}")
     return found
+
+
+def _not_a_folder(path: Path) -> str:
+    """Why a path given as a test directory is none, and what to give instead."""
+    if not path.exists():
+        return "no such test directory"
+    if path.name == "model.onnx":
+        return f"a test's model, not its directory: give {path.parent}"
+    return "a file, not a test directory (a folder holding model.onnx and test_data_set_N) or a folder of them"
 
 
 def _inside(path: Path, root: Path) -> bool:

@@ -777,3 +777,19 @@ def test_the_case_a_stored_test_was_generated_from_is_read_from_its_name_and_typ
     assert golden.generated_case(stored(yaml_case, "test_slice_neg_steps")) is None  # onnx's own, named otherwise
     other_binding = golden.test_name(yaml_case).replace("_int64", "_int32")
     assert golden.generated_case(stored(yaml_case, other_binding)) is None  # the name's binding is not the test's
+
+
+def test_a_file_given_as_a_test_directory_is_named_as_such(conform, tmp_path):
+    out = tmp_path / "golden"
+    conform("generate", "--op", "Clip", "--opset", "13", "--dtype", "float", "--no-hypothesis",
+            "--out", str(out))
+    model = next(out.glob("*/model.onnx"))
+    notes = tmp_path / "notes.json"
+    notes.write_text("{}")
+    for command in (("verify",), ("run", "--from")):
+        given_the_model = conform(*command, str(model))
+        assert given_the_model.code == 2 and f"{model}: a test's model, not its directory: give {model.parent}" in given_the_model.stderr
+        given_a_file = conform(*command, str(notes))
+        assert given_a_file.code == 2 and f"{notes}: a file, not a test directory" in given_a_file.stderr
+        missing = conform(*command, str(tmp_path / "gone"))
+        assert missing.code == 2 and "gone: no such test directory" in missing.stderr
