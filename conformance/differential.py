@@ -12,9 +12,12 @@ from typing import Callable, Iterator
 
 from .compare import AMBIGUOUS, PASS, mismatch
 from .execute import Result, RunOptions, run_staged, staged_chunks
-from .errors import UsageError
+from .errors import UnavailableError, UsageError
 from .runners import RUNNER_NAMES, Runner, make_runner
 from .runners.onnxruntime import short_provider
+
+
+PROVIDERS_AND_RUNNERS = "a provider (cpu, cuda, dml)", "a runner (onnxruntime, reference)"
 
 
 def runner_from_name(name: str, isolate: bool, timeout: float) -> Runner:
@@ -24,8 +27,14 @@ def runner_from_name(name: str, isolate: bool, timeout: float) -> Runner:
     if name in RUNNER_NAMES:
         return make_runner(name, isolate=isolate, timeout=timeout)
     if not name.strip():
-        raise UsageError("--against needs a provider (cpu, cuda, dml), a runner (onnxruntime, reference) or a backend module")
-    return make_runner(backend=name.removeprefix("backend:"), isolate=isolate, timeout=timeout)
+        raise UsageError(f"--against needs {', '.join(PROVIDERS_AND_RUNNERS)} or a backend module")
+    if name.startswith("backend:"):
+        return make_runner(backend=name.removeprefix("backend:"), isolate=isolate, timeout=timeout)
+    try:
+        return make_runner(backend=name, isolate=isolate, timeout=timeout)
+    except UnavailableError as error:  # perhaps a misspelt provider or runner: say what else it could have been
+        provider, runner = PROVIDERS_AND_RUNNERS
+        raise UnavailableError(f"--against {name} is neither {provider} nor {runner}, and as a backend module: {error}") from None
 
 
 def outputs_disagree(first: Result, second: Result, strict_zero: bool) -> str | None:

@@ -141,6 +141,15 @@ def test_diff_against_an_onnxruntime_provider_name_means_that_provider_not_a_bac
         runner_from_name("CUDAExecutionProvider", isolate=False, timeout=10)
 
 
+def test_diff_against_a_name_no_runner_has_says_what_it_could_have_been(conform):
+    misspelt = conform("diff", "--op", "Clip", "--opset", "13", "--no-hypothesis", "--against", "referenc")
+    assert misspelt.code == 3 and misspelt.stderr.startswith(
+        "error: --against referenc is neither a provider (cpu, cuda, dml) nor a runner (onnxruntime, reference), "
+        "and as a backend module: backend 'referenc' not available: cannot import referenc")
+    named_a_backend = conform("diff", "--op", "Clip", "--opset", "13", "--no-hypothesis", "--against", "backend:referenc")
+    assert named_a_backend.code == 3 and named_a_backend.stderr.startswith("error: backend 'referenc' not available")
+
+
 def _a_staged_slice_case():
     options = RunOptions(op="Slice", opset=13, dtypes=("float",), use_hypothesis=False, case_ids=("Slice-13/spec_example_1/float/int64",))
     staged = stage(select_examples(options)[0], make_runner(), options)
