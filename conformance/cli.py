@@ -1,7 +1,7 @@
 """Thin typer commands. Each hands off to plain functions; ConformError is caught once, in `main`.
 
 Exit codes: 0 conformant, 1 non-conformant, 2 usage or input error, 3 provider or backend not
-available, 4 an output file that cannot be written.
+available, 4 an output file that cannot be written; each command's help says what they mean for it.
 """
 
 from __future__ import annotations
@@ -28,16 +28,26 @@ from .expectations import load as load_expectations
 from .expectations import write_starting_file
 from .reference import covered_ops, for_op
 from .report import console as console_report
-from .report import FAILING, SEVERITY, exit_code, json_report
+from .report import SEVERITY, exit_code, failing_outcomes, gate_record, json_report, recorded_gate
 from .model import MODES
 from .output import check_writable, is_stream
 from .runners import OPTIMIZATIONS, RunnerSpec, make_runner
 from .lifetime import settle_imports
 
-EXIT_CODES = (f"Exit codes: 0 conformant; 1 not (a fail, error, crash, timeout or fallback; also a lenient case under "
-              f"--strict-validation, an unsupported one under --fail-on-unsupported, an xpass or a stale expectation under "
-              f"--strict); {UsageError.exit_code} a usage or input error; {UnavailableError.exit_code} a provider or backend "
-              f"not available; {OutputError.exit_code} a report or golden folder that cannot be written; 130 interrupted.")
+
+def _exit_codes(zero: str, one: str | None, usage: str = "a usage or input error",
+                unavailable: str | None = "a provider or backend not available") -> str:
+    """A command's help epilog: what each exit code it can end with means (an error's, read from its class)."""
+    codes = [f"0 {zero}", f"1 {one}" if one else None, f"{UsageError.exit_code} {usage}",
+             f"{UnavailableError.exit_code} {unavailable}" if unavailable else None,
+             f"{OutputError.exit_code} a report or golden folder that cannot be written", "130 interrupted"]
+    return "Exit codes: " + "; ".join(code for code in codes if code) + "."
+
+
+NOT_CONFORMANT = ("not (a fail, error, crash, timeout or fallback; also a lenient case under --strict-validation, an "
+                  "unsupported one under --fail-on-unsupported, an xpass or a stale expectation under --strict)")
+EXIT_CODES = _exit_codes("conformant", NOT_CONFORMANT)
+NO_WORKER = "no worker process could be started"  # what makes exit 3 for a command that runs no runtime
 app = typer.Typer(add_completion=False, no_args_is_help=True, rich_markup_mode=None, help="Spec-conformance tests for ONNX operators.",
                   epilog=EXIT_CODES)
 # Help and usage errors are click's plain text, not typer's rich panels: at 80 columns (a CI log,
@@ -175,7 +185,8 @@ def run_command(
         written.append(f"{count} deviations written to {write_expect}")
     results, stale = apply_expectations(results, expectations, runner_info)
     strict = ci if strict is None else strict
-    doc = json_report.document(results, runner_info, None if from_dirs else seed, _options_record(options, strict_validation))
+    gate = gate_record(strict_validation, fail_on_unsupported, strict)
+    doc = json_report.document(results, runner_info, None if from_dirs else seed, _options_record(options) | gate)
     if from_dirs:
         doc["options"]["from"] = [str(p) for p in from_dirs]
         doc["skipped"] = _skipped_records(skipped)
@@ -192,7 +203,7 @@ def run_command(
     _keep_worker_stderr(path)
     if interrupted:
         _stop_interrupted(len(results), "cases")
-    raise typer.Exit(exit_code(results, strict_validation, fail_on_unsupported, strict, len(stale)))
+    raise typer.Exit(exit_code((r.outcome for r in results), failing_outcomes(**gate), strict and bool(stale)))
 
 
 def _stop_interrupted(finished: int, what: str) -> None:
@@ -346,7 +357,8 @@ def _print_flagged(flag: str, text: str, strict: bool) -> None:
     out.print(Text.assemble((flag, "bold yellow"), f" {text}{under_strict}"), highlight=False)
 
 
-@app.command("merge")
+@app.command("merge", epilog=_exit_codes("conformant (the shards' results together, as one run's)", NOT_CONFORMANT,
+                                           "a usage or input error, or a shard missing or interrupted", None))
 def merge_command(
     reports: List[Path] = typer.Argument(..., metavar="REPORT...", help="JSON reports of the shards of one run."),
     report_json: Path = typer.Option(DEFAULT_REPORT_DIR / "merged.json", "--report-json", help="Where to write the merged JSON."),
@@ -366,8 +378,8 @@ def merge_command(
     if not doc["complete"]:
         # The cases of a missing or interrupted shard were never judged: not a pass, whatever the rest say.
         raise UsageError(f"the merged report is incomplete: {why_incomplete(doc)}")
-    failing = any(r["outcome"] in FAILING or (strict and r["outcome"] == "xpass") for r in doc["results"])
-    raise typer.Exit(1 if failing or (strict and doc["stale_expectations"]) else 0)
+    failing, strict = recorded_gate(doc, strict)  # as the shards' run was told, and --strict here too
+    raise typer.Exit(exit_code((r["outcome"] for r in doc["results"]), failing, strict and bool(doc["stale_expectations"])))
 
 
 def _tagged(results: list, level: str, levels: int) -> list:
@@ -403,7 +415,8 @@ def _raise_interrupt(signum, frame) -> None:
     raise KeyboardInterrupt
 
 
-@app.command("generate", short_help="Write golden test data in the ONNX backend-test layout.")
+@app.command("generate", short_help="Write golden test data in the ONNX backend-test layout.",
+             epilog=_exit_codes("every test written (or listed as skipped in the manifest)", None, unavailable=NO_WORKER))
 def generate_command(
     op: str = OP,
     out_dir: Path = typer.Option(..., "--out", help="Folder to write test_<name>/ directories and manifest.json into."),
@@ -462,7 +475,8 @@ def _pool_running_no_runtime(units: list, workers: int, options: RunOptions) -> 
     return WorkerPool.for_units(units, workers, options, RunnerSpec(), False, TIMEOUT.default, _note)
 
 
-@app.command("verify")
+@app.command("verify", epilog=_exit_codes("every stored output is one the spec allows", "at least one is not",
+                                            unavailable=NO_WORKER))
 def verify_command(
     paths: List[Path] = typer.Argument(..., metavar="PATH...", help="Test directories, or folders of them."),
     report_json: Optional[Path] = REPORT_JSON,
@@ -505,7 +519,8 @@ def verify_command(
     raise typer.Exit(0 if all(agreeing(r) for r in results) else 1)
 
 
-@app.command("diff", short_help="Run cases on two runners and show where they disagree.")
+@app.command("diff", short_help="Run cases on two runners and show where they disagree.",
+             epilog=_exit_codes("the two runners agree on every case", "they disagree on at least one"))
 def diff_command(
     op: str = OP,
     against: str = typer.Option(..., "--against", help="cpu|cuda|dml, onnxruntime, reference, or an onnx.backend module."),
@@ -621,14 +636,13 @@ def _with_progress(label: str, total: int | None, on_result, work, on_skipped=la
         return work(advance, skip)
 
 
-def _options_record(options: RunOptions, strict_validation: bool) -> dict:
+def _options_record(options: RunOptions) -> dict:
     return {
         "op": options.op,
         "opset": options.opset,
         "dtypes": list(options.dtypes),
         "cases": list(options.case_ids),
         "strict_zero": options.strict_zero,
-        "strict_validation": strict_validation,
         "yaml": options.use_yaml,
         "hypothesis": options.use_hypothesis,
         "examples": options.examples,

@@ -401,3 +401,19 @@ def test_help_gives_the_exit_codes_a_ci_gate_reads(conform, command):
     assert "Exit codes: 0 conformant; 1 not (a fail," in text and "130 interrupted." in text
     for error in (UsageError, UnavailableError, OutputError):
         assert f"; {error.exit_code} a " in text
+
+
+@pytest.mark.parametrize("command, zero, one, unavailable", [
+    ("diff", "the two runners agree on every case", "they disagree on at least one", "a provider or backend not available"),
+    ("verify", "every stored output is one the spec allows", "at least one is not", "no worker process could be started"),
+    ("generate", "every test written", None, "no worker process could be started"),
+    ("merge", "conformant (the shards' results together", "not (a fail,", None),
+])
+def test_every_command_s_help_says_what_its_exit_codes_mean_for_it(conform, command, zero, one, unavailable):
+    from conformance.errors import OutputError, UnavailableError, UsageError
+
+    text = " ".join(conform(command, "--help", columns=None).stdout.split())
+    assert f"Exit codes: 0 {zero}" in text and text.endswith("130 interrupted.")
+    assert (f"; 1 {one}" in text) if one else "; 1 " not in text
+    assert f"; {UsageError.exit_code} a usage or input error" in text and f"; {OutputError.exit_code} a report" in text
+    assert (f"; {UnavailableError.exit_code} {unavailable};" in text) if unavailable else f"; {UnavailableError.exit_code} " not in text

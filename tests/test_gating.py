@@ -323,3 +323,28 @@ def test_pytest_plugin_examples_0_draws_no_hypothesis_case(tmp_path):
     drawn_none = pytest_counts(tmp_path, "--conform-op", "Clip", "--conform-opset", "13", "--conform-examples", "0")
     yaml_only = pytest_counts(tmp_path, "--conform-op", "Clip", "--conform-opset", "13", "--conform-no-hypothesis")
     assert drawn_none == yaml_only
+
+
+@pytest.mark.parametrize("option, outcome, case", [
+    ("--strict-validation", "lenient", "Slice-10/negative_axis_before_11/float/int64"),  # onnxruntime accepts a negative axis
+    ("--fail-on-unsupported", "unsupported", "Slice-13/omitted_axes_full_rank/complex64/int64"),  # and has no complex Slice
+])
+def test_what_an_option_makes_failing_fails_the_junit_report_and_the_merge_of_shards_too(conform, tmp_path, option, outcome, case):
+    # The merge judged only fail, error, crash, timeout and fallback, and JUnit likewise: shards
+    # run under --strict-validation each exited 1 on a lenient case, and their merge exited 0.
+    args = ("run", "--op", "Slice", "--no-hypothesis", "--case", case, "--case", PASSING)
+    plain = conform(*args, "--junit", str(tmp_path / "plain.xml"))
+    assert plain.code == 0 and {r["outcome"] for r in plain.report["results"]} == {outcome, "pass"}
+    assert ElementTree.parse(tmp_path / "plain.xml").getroot().get("failures") == "0"
+    whole = conform(*args, option, "--junit", str(tmp_path / "whole.xml"))
+    shards = [tmp_path / f"shard{k}.json" for k in (1, 2)]
+    for k, shard in enumerate(shards, 1):
+        conform(*args, option, "--shard", f"{k}/2", "--report-json", str(shard))
+    merged = conform("merge", *map(str, shards), "--report-json", str(tmp_path / "m.json"), "--junit", str(tmp_path / "m.xml"),
+                     "--html", str(tmp_path / "m.html"))
+    assert whole.code == merged.code == 1, merged.stderr
+    for junit in ("whole.xml", "m.xml"):
+        root = ElementTree.parse(tmp_path / junit).getroot()
+        [failure] = root.findall(".//failure")
+        assert root.get("failures") == "1" and failure.get("type") == outcome and root.get("skipped") == "0", junit
+    assert f">{outcome}: {case}</h3>" in (tmp_path / "m.html").read_text()

@@ -33,17 +33,31 @@ def plural(noun: str, count: int) -> str:
     return f"{noun[:-1]}ies" if noun.endswith("y") and noun[-2:-1] not in "aeiou" else f"{noun}s"
 
 
-def exit_code(results, strict_validation: bool = False, fail_on_unsupported: bool = False, strict: bool = False,
-              stale: int = 0) -> int:
-    """0 when every result is acceptable under the options, 1 otherwise."""
-    if strict and (stale or any(r.outcome == XPASS for r in results)):
-        return 1
-    failing = set(FAILING)
-    if strict_validation:
-        failing.add(LENIENT)
-    if fail_on_unsupported:
-        failing.add(UNSUPPORTED)
-    return 1 if any(r.outcome in failing for r in results) else 0
+def failing_outcomes(strict_validation: bool = False, fail_on_unsupported: bool = False, strict: bool = False) -> frozenset[str]:
+    """The outcomes that make a run non-conformant under its options: what its exit code, its
+    JUnit report and the merge of its shards all count as failing."""
+    return frozenset((*FAILING, *((LENIENT,) if strict_validation else ()), *((UNSUPPORTED,) if fail_on_unsupported else ()),
+                      *((XPASS,) if strict else ())))
+
+
+def gate_record(strict_validation: bool, fail_on_unsupported: bool, strict: bool) -> dict[str, bool]:
+    """The options that decide what fails a run, as its report records them (in `options`), so that
+    its JUnit report and a merge of its shards judge it as the run did."""
+    return {"strict_validation": strict_validation, "fail_on_unsupported": fail_on_unsupported, "strict": strict}
+
+
+def recorded_gate(doc: dict, strict: bool = False) -> tuple[frozenset[str], bool]:
+    """What fails the run a report records (`failing_outcomes`, with `strict` too), and whether a
+    stale expectation does (under strict). A report written before these options were recorded
+    reads as run without them."""
+    options = doc.get("options") or {}
+    strict = strict or bool(options.get("strict"))
+    return failing_outcomes(bool(options.get("strict_validation")), bool(options.get("fail_on_unsupported")), strict), strict
+
+
+def exit_code(outcomes: Iterable[str], failing: frozenset[str], stale_fails: bool = False) -> int:
+    """0 when no outcome is failing (and no stale expectation fails the run), 1 otherwise."""
+    return 1 if stale_fails or any(outcome in failing for outcome in outcomes) else 0
 
 
 @contextmanager

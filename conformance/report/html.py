@@ -8,8 +8,7 @@ from collections import Counter, defaultdict
 from pathlib import Path
 
 from ..output import write_atomic
-from . import SEVERITY
-from .junit import FAILURES
+from . import SEVERITY, recorded_gate
 
 COLOURS = {"pass": "#2e7d32", "fail": "#c62828", "error": "#6a1b9a", "crash": "#b71c1c", "timeout": "#b71c1c",
            "fallback": "#b71c1c", "unsupported": "#f9a825", "ambiguous": "#00838f", "lenient": "#1565c0",
@@ -29,7 +28,8 @@ def render(doc: dict) -> str:
         matrix[(record["op"], record["opset"], record["dtype"])][record["outcome"]] += 1
     rows = "".join(f"<tr><td>{html.escape(op)}</td><td>{version}</td><td>{html.escape(dtype)}</td>{_cell(counts)}</tr>"
                    for (op, version, dtype), counts in sorted(matrix.items()))
-    failures = [r for r in records if r["outcome"] in (*FAILURES, "error", "xpass", "lenient")]
+    shown = recorded_gate(doc)[0] | {"xpass", "lenient"}  # what fails the run, and what the console shows beside it
+    failures = [r for r in records if r["outcome"] in shown]
     details = "".join(_failure(r) for r in failures)
     summary = ", ".join(f"{n} {o}" for o, n in doc["summary"].items() if n and o != "total")
     return f"""<!DOCTYPE html>

@@ -1,7 +1,9 @@
 """JUnit XML, as CI systems read it: one testcase per case, the diff in the failure message.
 
-Counts: `tests` is every result; `failures` the deviations (fail, crash, timeout, fallback) and,
-under strict, xpass; `errors` conform's own errors; `skipped` xfail, unsupported and skipped.
+Counts: `tests` is every result; `failures` what fails the run under the options it recorded, as
+its exit code does (fail, crash, timeout, fallback; lenient under --strict-validation, unsupported
+under --fail-on-unsupported, xpass under --strict); `errors` conform's own errors; `skipped`
+xfail, unsupported and skipped, where they do not fail the run.
 """
 
 from __future__ import annotations
@@ -10,17 +12,16 @@ import xml.etree.ElementTree as ElementTree
 from collections import Counter
 from pathlib import Path
 
-from ..compare import CRASH, ERROR, FAIL, FALLBACK, SKIPPED, TIMEOUT, UNSUPPORTED, XFAIL, XPASS
+from ..compare import ERROR, SKIPPED, UNSUPPORTED, XFAIL
 from ..output import write_atomic
+from . import recorded_gate
 
-FAILURES = (FAIL, CRASH, TIMEOUT, FALLBACK)
 SKIPS = (XFAIL, UNSUPPORTED, SKIPPED)
 
 
-def counts(outcomes: Counter, strict: bool) -> dict[str, int]:
-    failures = sum(outcomes[o] for o in FAILURES) + (outcomes[XPASS] if strict else 0)
-    return {"tests": sum(outcomes.values()), "failures": failures, "errors": outcomes[ERROR],
-            "skipped": sum(outcomes[o] for o in SKIPS)}
+def counts(outcomes: Counter, failing: frozenset[str]) -> dict[str, int]:
+    return {"tests": sum(outcomes.values()), "failures": sum(outcomes[o] for o in failing if o != ERROR),
+            "errors": outcomes[ERROR], "skipped": sum(outcomes[o] for o in SKIPS if o not in failing)}
 
 
 def _details(record: dict) -> str:
@@ -32,9 +33,11 @@ def _details(record: dict) -> str:
 
 
 def document(doc: dict, strict: bool = False) -> ElementTree.ElementTree:
-    """A <testsuites> tree from a JSON report document (so merged reports convert the same way)."""
+    """A <testsuites> tree from a JSON report document (so merged reports convert the same way),
+    failing what the run's recorded options fail, and xpass under `strict` too."""
     records = doc["results"]
-    totals = counts(Counter(r["outcome"] for r in records), strict)
+    failing, _ = recorded_gate(doc, strict)
+    totals = counts(Counter(r["outcome"] for r in records), failing)
     suites = ElementTree.Element("testsuites", {k: str(v) for k, v in totals.items()})
     suite = ElementTree.SubElement(suites, "testsuite", {"name": "conform", **{k: str(v) for k, v in totals.items()}})
     for record in records:
@@ -45,10 +48,10 @@ def document(doc: dict, strict: bool = False) -> ElementTree.ElementTree:
             "time": str(record.get("seconds", 0)),
         })
         outcome = record["outcome"]
-        if outcome in FAILURES or (strict and outcome == XPASS):
-            ElementTree.SubElement(case, "failure", {"message": record["message"][:500], "type": outcome}).text = _details(record)
-        elif outcome == ERROR:
+        if outcome == ERROR:
             ElementTree.SubElement(case, "error", {"message": record["message"][:500], "type": outcome}).text = _details(record)
+        elif outcome in failing:
+            ElementTree.SubElement(case, "failure", {"message": record["message"][:500], "type": outcome}).text = _details(record)
         elif outcome in SKIPS:
             ElementTree.SubElement(case, "skipped", {"message": f"{outcome}: {record['message'][:500]}"})
     return ElementTree.ElementTree(suites)
