@@ -58,7 +58,15 @@ def test_an_entry_that_matches_nothing_is_stale_and_fails_under_strict(conform, 
     loose = conform(*BASE, "--case", PASSING, "--expect", expect)
     assert loose.code == 0 and "STALE" in loose.stdout and "expect.yaml:2" in loose.stdout
     assert [e["source"].split(":")[-1] for e in loose.report["stale_expectations"]] == ["2"]
-    assert conform(*BASE, "--case", PASSING, "--expect", expect, "--ci").code == 1
+    strict = conform(*BASE, "--case", PASSING, "--expect", expect, "--ci")
+    assert strict.code == 1
+    # The CI's test view fails with the exit code: the stale entry is a failing testcase of its own.
+    root = ElementTree.parse(strict.report_path.with_suffix(".xml")).getroot()
+    [failure] = root.findall(".//failure")
+    assert root.get("failures") == "1" and root.get("tests") == "2" and failure.get("type") == "stale"
+    assert "no case deviates as" in failure.get("message") and "expect.yaml:2" in failure.get("message") and "gone" in failure.get("message")
+    loose_junit = conform(*BASE, "--case", PASSING, "--expect", expect, "--junit", str(tmp_path / "loose.xml"))
+    assert loose_junit.code == 0 and ElementTree.parse(tmp_path / "loose.xml").getroot().get("failures") == "0"
 
 
 def test_an_entry_without_reason_is_a_file_error(conform, tmp_path):

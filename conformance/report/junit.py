@@ -3,7 +3,9 @@
 Counts: `tests` is every result; `failures` what fails the run under the options it recorded, as
 its exit code does (fail, crash, timeout, fallback; lenient under --strict-validation, unsupported
 under --fail-on-unsupported, xpass under --strict); `errors` conform's own errors; `skipped`
-xfail, unsupported and skipped, where they do not fail the run.
+xfail, unsupported and skipped, where they do not fail the run. Under strict, each stale
+expectation (an entry no case deviates as it says) is a failing testcase of its own, as it fails
+the exit code.
 """
 
 from __future__ import annotations
@@ -36,8 +38,11 @@ def document(doc: dict, strict: bool = False) -> ElementTree.ElementTree:
     """A <testsuites> tree from a JSON report document (so merged reports convert the same way),
     failing what the run's recorded options fail, and xpass under `strict` too."""
     records = doc["results"]
-    failing, _ = recorded_gate(doc, strict)
+    failing, strict = recorded_gate(doc, strict)
+    stale = (doc.get("stale_expectations") or []) if strict else []
     totals = counts(Counter(r["outcome"] for r in records), failing)
+    totals["tests"] += len(stale)
+    totals["failures"] += len(stale)
     suites = ElementTree.Element("testsuites", {k: str(v) for k, v in totals.items()})
     suite = ElementTree.SubElement(suites, "testsuite", {"name": "conform", **{k: str(v) for k, v in totals.items()}})
     for record in records:
@@ -54,6 +59,10 @@ def document(doc: dict, strict: bool = False) -> ElementTree.ElementTree:
             ElementTree.SubElement(case, "failure", {"message": record["message"][:500], "type": outcome}).text = _details(record)
         elif outcome in SKIPS:
             ElementTree.SubElement(case, "skipped", {"message": f"{outcome}: {record['message'][:500]}"})
+    for entry in stale:
+        case = ElementTree.SubElement(suite, "testcase", {"classname": "conform.expectations", "name": entry["source"], "time": "0"})
+        message = f"stale expectation: no case deviates as {entry['source']} says (reason given: {entry['reason']})"
+        ElementTree.SubElement(case, "failure", {"message": message[:500], "type": "stale"}).text = message
     return ElementTree.ElementTree(suites)
 
 
