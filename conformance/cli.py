@@ -28,7 +28,7 @@ from .expectations import load as load_expectations
 from .expectations import write_starting_file
 from .reference import covered_ops, for_op
 from .report import console as console_report
-from .report import SEVERITY, exit_code, failing_outcomes, gate_record, json_report, recorded_gate
+from .report import SEVERITY, exit_code, gate_record, json_report
 from .model import MODES
 from .output import check_writable, is_stream
 from .runners import OPTIMIZATIONS, RunnerSpec, make_runner
@@ -185,7 +185,7 @@ def run_command(
         written.append(f"{count} deviations written to {write_expect}")
     results, stale = apply_expectations(results, expectations, runner_info)
     strict = ci if strict is None else strict
-    gate = gate_record(strict_validation, fail_on_unsupported, strict)
+    gate = gate_record(strict_validation, fail_on_unsupported, strict)  # recorded: the JUnit report and merge judge by it
     doc = json_report.document(results, runner_info, None if from_dirs else seed, _options_record(options) | gate)
     if from_dirs:
         doc["options"]["from"] = [str(p) for p in from_dirs]
@@ -203,7 +203,7 @@ def run_command(
     _keep_worker_stderr(path)
     if interrupted:
         _stop_interrupted(len(results), "cases")
-    raise typer.Exit(exit_code((r.outcome for r in results), failing_outcomes(**gate), strict and bool(stale)))
+    raise typer.Exit(exit_code(doc))
 
 
 def _stop_interrupted(finished: int, what: str) -> None:
@@ -378,8 +378,7 @@ def merge_command(
     if not doc["complete"]:
         # The cases of a missing or interrupted shard were never judged: not a pass, whatever the rest say.
         raise UsageError(f"the merged report is incomplete: {why_incomplete(doc)}")
-    failing, strict = recorded_gate(doc, strict)  # as the shards' run was told, and --strict here too
-    raise typer.Exit(exit_code((r["outcome"] for r in doc["results"]), failing, strict and bool(doc["stale_expectations"])))
+    raise typer.Exit(exit_code(doc, strict))  # as the shards' run was told, and --strict here too
 
 
 def _tagged(results: list, level: str, levels: int) -> list:

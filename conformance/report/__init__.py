@@ -55,9 +55,14 @@ def recorded_gate(doc: dict, strict: bool = False) -> tuple[frozenset[str], bool
     return failing_outcomes(bool(options.get("strict_validation")), bool(options.get("fail_on_unsupported")), strict), strict
 
 
-def exit_code(outcomes: Iterable[str], failing: frozenset[str], stale_fails: bool = False) -> int:
-    """0 when no outcome is failing (and no stale expectation fails the run), 1 otherwise."""
-    return 1 if stale_fails or any(outcome in failing for outcome in outcomes) else 0
+def exit_code(doc: dict, strict: bool = False) -> int:
+    """A report's verdict under the options it records (`strict` adds --strict): 1 when a result's
+    outcome fails the run, or a stale expectation does, else 0. A run and a merge of its shards
+    both end with it."""
+    failing, strict = recorded_gate(doc, strict)
+    if strict and doc.get("stale_expectations"):
+        return 1
+    return 1 if any(record["outcome"] in failing for record in doc["results"]) else 0
 
 
 @contextmanager
