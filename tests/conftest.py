@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from conformance import scratch
+
 ROOT = Path(__file__).resolve().parent.parent
 BACKENDS = Path(__file__).resolve().parent / "backends"
 # Slice-13 cases the crashy backend (tests/backends/crashy.py) treats apart from the rest.
@@ -77,6 +79,16 @@ class CliResult:
     def report(self) -> dict:
         assert self._report is not None, f"no report was written (exit {self.code}): {self.stderr}"
         return self._report
+
+
+@pytest.fixture
+def own_scratch(tmp_path, monkeypatch):
+    """For code that uses a command's scratch folder in this process (see conformance.scratch):
+    the system's temporary folder as this test's own, and no scratch folder made yet."""
+    monkeypatch.delenv(scratch.FOLDER_VARIABLE, raising=False)
+    monkeypatch.setattr(scratch.tempfile, "tempdir", str(tmp_path))
+    yield tmp_path
+    scratch.discard()
 
 
 @pytest.fixture

@@ -78,15 +78,6 @@ def test_optimization_levels_and_profiling_reach_the_session_options():
     assert not on.enable_profiling and profiled.enable_profiling and profiled.profile_file_prefix == "/somewhere/session-1"
 
 
-@pytest.fixture
-def own_scratch(tmp_path, monkeypatch):
-    """The system's temporary folder as this test's own, and no scratch folder made yet."""
-    monkeypatch.delenv(scratch.FOLDER_VARIABLE, raising=False)
-    monkeypatch.setattr(scratch.tempfile, "tempdir", str(tmp_path))
-    yield tmp_path
-    scratch.discard()
-
-
 def test_a_node_onnxruntime_hands_to_cpu_is_a_fallback_and_its_profiles_leave_nothing_behind(own_scratch, monkeypatch):
     # This onnxruntime has no CUDA provider: told it has, and asked for it, it runs each node on
     # CPU, as a CUDA build does with a node its provider has no kernel for. Each session made its

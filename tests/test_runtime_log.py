@@ -35,9 +35,8 @@ def test_a_verdict_quotes_at_most_the_last_lines_and_characters(tmp_path):
     assert quoted.endswith("xend") and len(quoted) == len("; its stderr, last: ...") + runtime_log.LAST_CHARACTERS
 
 
-def test_keep_gathers_every_worker_file_in_order_and_removes_them(tmp_path, monkeypatch):
-    monkeypatch.delenv(scratch.FOLDER_VARIABLE, raising=False)
-    monkeypatch.setattr(scratch.tempfile, "tempdir", str(tmp_path))
+def test_keep_gathers_every_worker_file_in_order_and_removes_them(own_scratch):
+    tmp_path = own_scratch
     first, quiet, second = runtime_log.new_file(), runtime_log.new_file(), runtime_log.new_file()
     folder = scratch.existing(runtime_log.KIND)
     assert folder is not None and all(scratch.os.path.dirname(f) == folder for f in (first, quiet, second))
