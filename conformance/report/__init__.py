@@ -33,26 +33,20 @@ def plural(noun: str, count: int) -> str:
     return f"{noun[:-1]}ies" if noun.endswith("y") and noun[-2:-1] not in "aeiou" else f"{noun}s"
 
 
-def failing_outcomes(strict_validation: bool = False, fail_on_unsupported: bool = False, strict: bool = False) -> frozenset[str]:
-    """The outcomes that make a run non-conformant under its options: what its exit code, its
-    JUnit report and the merge of its shards all count as failing."""
-    return frozenset((*FAILING, *((LENIENT,) if strict_validation else ()), *((UNSUPPORTED,) if fail_on_unsupported else ()),
-                      *((XPASS,) if strict else ())))
-
-
 def gate_record(strict_validation: bool, fail_on_unsupported: bool, strict: bool) -> dict[str, bool]:
     """The options that decide what fails a run, as its report records them (in `options`), so that
-    its JUnit report and a merge of its shards judge it as the run did."""
+    its exit code, its JUnit report and a merge of its shards judge it alike (`recorded_gate`)."""
     return {"strict_validation": strict_validation, "fail_on_unsupported": fail_on_unsupported, "strict": strict}
 
 
 def recorded_gate(doc: dict, strict: bool = False) -> tuple[frozenset[str], bool]:
-    """What fails the run a report records (`failing_outcomes`, with `strict` too), and whether a
-    stale expectation does (under strict). A report written before these options were recorded
-    reads as run without them."""
+    """The outcomes that fail the run a report records (FAILING, and what each recorded option
+    adds; `strict` adds strict too), and whether a stale expectation fails it (under strict). A
+    report written before these options were recorded reads as run without them."""
     options = doc.get("options") or {}
     strict = strict or bool(options.get("strict"))
-    return failing_outcomes(bool(options.get("strict_validation")), bool(options.get("fail_on_unsupported")), strict), strict
+    added = ((LENIENT, options.get("strict_validation")), (UNSUPPORTED, options.get("fail_on_unsupported")), (XPASS, strict))
+    return frozenset((*FAILING, *(outcome for outcome, fails in added if fails))), strict
 
 
 def exit_code(doc: dict, strict: bool = False) -> int:
