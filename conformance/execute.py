@@ -510,11 +510,41 @@ def _bytes_held(item: Staged | Result) -> int:
 
 
 def replay_command(example: Example, runner: Runner, options: RunOptions, extra: tuple[str, ...] = ()) -> str:
-    """The one command that re-runs just this example on the same runner."""
+    """The one command that re-runs just this example on the same runner and judges it as the run did."""
     hypothesis = example.source == "hypothesis"
+    found_in = () if hypothesis or options.case_roots == BUILTIN_ONLY else _case_file_options(example.source, options.case_roots)
     head, tail = _replay_parts(example.op, example.version.since_version, hypothesis, options.seed if hypothesis else None,
-                               options.examples if hypothesis else None, extra, tuple(runner.replay_options()))
+                               options.examples if hypothesis else None, (*found_in, *extra),
+                               (*judging_options(options), *runner.replay_options()))
     return f"{head} --case {shlex.quote(example.id)} {tail}"
+
+
+BUILTIN_ONLY = (casefile.BUILTIN_CASES,)
+
+
+def judging_options(options: RunOptions) -> tuple[str, ...]:
+    """The options given that change a case's verdict, as a replay command repeats them: without
+    --strict-zero a case failed on a -0.0 replays as a pass, and --max-elements decides which cases
+    are refused as too large."""
+    words = ("--strict-zero",) if options.strict_zero else ()
+    if options.max_elements != DEFAULT_MAX_ELEMENTS:
+        words += ("--max-elements", str(options.max_elements))
+    return words
+
+
+def _case_file_options(source: str, roots: tuple[Path, ...]) -> tuple[str, ...]:
+    """`--only-cases FILE` for a YAML case read from a file given with --cases or --only-cases,
+    where a replay without it would find no case with its id; nothing for one of conform's own."""
+    shown = source.removeprefix("yaml:").rpartition(":")[0]
+    return ("--only-cases", shown) if shown in _given_case_files(roots) else ()
+
+
+@lru_cache(maxsize=16)
+def _given_case_files(roots: tuple[Path, ...]) -> frozenset[str]:
+    """The case files under `roots` that are not conform's own, named as a case's source names them."""
+    builtin = casefile.BUILTIN_CASES.resolve()
+    given = [root for root in roots if not root.resolve().is_relative_to(builtin)]
+    return frozenset(casefile.display_path(path) for path in casefile.case_files(given))
 
 
 @lru_cache(maxsize=256)
@@ -608,7 +638,7 @@ def _minimal_record(minimal: Example, message: str, runner: Runner, options: Run
     named = dataclasses.replace(minimal, name=name, source=f"yaml:{path}")
     replay = shlex.join(["conform", "run", "--op", minimal.op, "--opset", str(minimal.version.since_version),
                          "--no-hypothesis", "--cases", str(path), "--mode", mode, "--case", named.id,
-                         *runner.replay_options()])
+                         *judging_options(options), *runner.replay_options()])
     return {"id": named.id, "yaml": text, "file": str(path), "replay": replay, "outcome": message}
 
 

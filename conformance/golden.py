@@ -38,7 +38,8 @@ from .compare import SKIPPED as SKIPPED_OUTCOME
 from .dtypes import from_elem_type, from_numpy
 from .errors import ConformError, UsageError
 from .execute import (DEFAULT_MAX_ELEMENTS, Result, RunOptions, Staged, WorkUnit, _output_rank, check_selection,
-                      chooser, examples_of, expected_for, planned_ids, run_staged, too_large, whole_run)
+                      chooser, examples_of, expected_for, judging_options, planned_ids, run_staged, too_large,
+                      whole_run)
 from .model import BuiltModel, build
 from .reference import covered_ops, for_op
 from .reference.base import Expected
@@ -574,20 +575,21 @@ def _checkable(test: GoldenTest, expect_stored: bool, max_elements: int) -> tupl
         raise GoldenError(f"{test.path}: cannot be checked: {type(error).__name__}: {error}") from None
 
 
-def verify_dir(path: Path, strict_zero: bool = False, max_elements: int = DEFAULT_MAX_ELEMENTS
-               ) -> list[Result] | tuple[Path, str]:
-    """The verdict for each data set of a test directory, or (path, reason) when it is skipped."""
+def verify_dir(path: Path, options: RunOptions = RunOptions(op="")) -> list[Result] | tuple[Path, str]:
+    """The verdict for each data set of a test directory (judged by `options`' strict_zero; none
+    larger than its max_elements), or (path, reason) when it is skipped."""
     results = []
+    replay = shlex.join(["conform", "verify", str(path), *judging_options(options)])
     for test in read_tests(path):
-        example, expected, refusal = _checkable(test, expect_stored=False, max_elements=max_elements)
+        example, expected, refusal = _checkable(test, expect_stored=False, max_elements=options.max_elements)
         if refusal is not None:
             return path, refusal.removeprefix(f"{SKIPPED}: ")
         if isinstance(example, str):
             return path, example
-        verdict = judge(expected, RunOutput(outputs=tuple(test.outputs)), strict_zero=strict_zero)
+        verdict = judge(expected, RunOutput(outputs=tuple(test.outputs)), strict_zero=options.strict_zero)
         if not expected.is_valid:
             verdict = Verdict(verdict.outcome, f"stores an output for invalid input: {expected.invalid.rule}: {expected.invalid.sentence}")
-        results.append(Result(example, expected, verdict, tuple(test.outputs), replay=f"conform verify {path}"))
+        results.append(Result(example, expected, verdict, tuple(test.outputs), replay=replay))
     return results
 
 
@@ -598,7 +600,7 @@ def verify_unit(unit: GoldenUnit, options: RunOptions, on_result: Callable[[Resu
     verdict and each skipped test is heard as it comes."""
     results, skipped = [], []
     for path in unit.paths:
-        found = verify_dir(path, options.strict_zero, options.max_elements)
+        found = verify_dir(path, options)
         if isinstance(found, tuple):
             skipped.append(found)
             on_skipped([found])
@@ -762,13 +764,15 @@ def _declared_types(model: onnx.ModelProto, node: onnx.NodeProto, version: OpVer
 def run_stored(cases: list[StoredCase], runner: Runner, options: RunOptions,
                on_result: Callable[[Result], None] = lambda r: None) -> list[Result]:
     """Run each golden test as stored and judge it under the run's comparison rules."""
-    return run_staged(([_staged(case, runner)] for case in cases), runner, options, on_result)
+    judging = judging_options(options)
+    return run_staged(([_staged(case, runner, judging)] for case in cases), runner, options, on_result)
 
 
-def _staged(case: StoredCase, runner: Runner) -> Staged | Result:
-    """The stored test ready for the runner, or its Result when it is not to be run."""
+def _staged(case: StoredCase, runner: Runner, judging: tuple[str, ...]) -> Staged | Result:
+    """The stored test ready for the runner, or its Result when it is not to be run; `judging`:
+    the options its replay command repeats (see execute.judging_options)."""
     path = case.example.source.removeprefix("golden:")
-    replay = shlex.join(["conform", "run", "--from", path, "--case", case.example.id, *runner.replay_options()])
+    replay = shlex.join(["conform", "run", "--from", path, "--case", case.example.id, *judging, *runner.replay_options()])
     if case.refusal is not None:
         return Result(case.example, Expected(readings=()), Verdict(SKIPPED_OUTCOME, case.refusal), replay=replay)
     return Staged(case.example, case.expected, case.built, replay, {})

@@ -1,8 +1,12 @@
 """The CLI contract: exit codes, one-line errors (never a traceback), reports, replay."""
 
 import json
+import shlex
+import subprocess
+import sys
 
 import numpy as np
+import onnx
 import pytest
 from conftest import without_timings
 
@@ -75,6 +79,97 @@ def test_a_wrong_backend_fails_with_a_diff_and_a_replay_command(conform):
     replay = failures[0]["replay"].split()[1:]
     again = conform(*replay)
     assert again.code == 1 and again.report["summary"]["total"] == 1
+
+
+def replayed(conform, record: dict):
+    """The record's replay command, run as a user pastes it (from the same folder)."""
+    words = shlex.split(record["replay"])
+    assert words[0] == "conform", record["replay"]
+    return conform(*words[1:])
+
+
+MINE = """op: Slice
+cases:
+  - name: my_reverse_to_the_front
+    spec: a case of the user's own, which wrong_slice gets wrong (a negative end with a negative step)
+    versions: [13]
+    dtypes: [float]
+    types: {Tind: [int64]}
+    inputs: {data: [1, 2, 3, 4], starts: [-1], ends: [-5], axes: [0], steps: [-1]}
+"""
+MINE_ID = "Slice-13/my_reverse_to_the_front/float/int64"
+
+
+@pytest.mark.parametrize("given", ["--cases", "--only-cases"])
+def test_a_case_from_a_given_case_file_replays_from_that_file(conform, tmp_path, given):
+    # The replay named the case's id alone, and without the file conform found no case with it (exit 2).
+    (tmp_path / "mine.yaml").write_text(MINE)
+    run = conform("run", "--op", "Slice", "--opset", "13", "--no-hypothesis", given, "mine.yaml", "--backend", "wrong_slice",
+                  "--case", MINE_ID)
+    [record] = run.report["results"]
+    assert record["outcome"] == "fail" and "--only-cases mine.yaml" in record["replay"]
+    again = replayed(conform, record)
+    assert again.code == 1, again.stderr
+    assert [(r["id"], r["outcome"]) for r in again.report["results"]] == [(MINE_ID, "fail")]
+
+
+def test_a_builtin_case_replays_without_the_given_case_files(conform, tmp_path):
+    (tmp_path / "mine.yaml").write_text(MINE)
+    run = conform("run", "--op", "Slice", "--opset", "13", "--no-hypothesis", "--cases", "mine.yaml", "--backend", "wrong_slice",
+                  "--dtype", "float")
+    builtin = [r for r in run.report["results"] if r["outcome"] == "fail" and r["id"] != MINE_ID]
+    assert builtin and not any("--only-cases" in r["replay"] or "mine.yaml" in r["replay"] for r in builtin)
+    assert replayed(conform, builtin[0]).code == 1
+
+
+def test_a_replay_judges_its_case_under_the_runs_strict_zero(conform):
+    # The replay left --strict-zero out: a case failed for a -0.0 (signed_zero answers every zero
+    # so) replayed as a pass.
+    args = ("run", "--op", "Clip", "--opset", "13", "--dtype", "float", "--no-hypothesis", "--backend", "signed_zero")
+    plain, strict = conform(*args), conform(*args, "--strict-zero")
+    failed = [r for r in strict.report["results"] if r["outcome"] == "fail"]
+    assert failed and plain.code == 0 and strict.code == 1
+    assert {r["id"]: r["outcome"] for r in plain.report["results"]}[failed[0]["id"]] == "pass"
+    again = replayed(conform, failed[0])
+    assert again.code == 1 and [(r["id"], r["outcome"]) for r in again.report["results"]] == [(failed[0]["id"], "fail")]
+
+
+def test_a_replay_refuses_a_case_too_large_as_the_run_did(conform):
+    run = conform("run", "--op", "Clip", "--opset", "13", "--dtype", "float", "--no-hypothesis", "--max-elements", "6")
+    refused = [r for r in run.report["results"] if r["outcome"] == "skipped"]
+    assert refused and "--max-elements 6" in refused[0]["replay"]
+    again = replayed(conform, refused[0])
+    assert [(r["id"], r["outcome"]) for r in again.report["results"]] == [(refused[0]["id"], "skipped")]
+
+
+def _with_a_negative_zero_stored(tmp_path):
+    """Golden Clip-13 float tests, one of whose stored outputs has its zeros as -0.0; that test."""
+    from onnx import numpy_helper
+
+    golden = tmp_path / "golden"
+    assert subprocess.run([sys.executable, "-m", "conformance", "generate", "--op", "Clip", "--opset", "13", "--dtype", "float",
+                           "--no-hypothesis", "--out", str(golden)], capture_output=True).returncode == 0
+    test = golden / "test_clip_13_neither_bound_float"
+    stored = test / "test_data_set_0" / "output_0.pb"
+    array = numpy_helper.to_array(onnx.load_tensor(str(stored)))
+    assert (array == 0).any()
+    signed = numpy_helper.from_array(np.where(array == 0, np.float32(-0.0), array), "output")
+    stored.write_bytes(signed.SerializeToString())
+    return golden, test
+
+
+def test_golden_replays_keep_strict_zero(conform, tmp_path):
+    golden, test = _with_a_negative_zero_stored(tmp_path)
+    assert conform("verify", str(golden)).code == 0
+    verified = conform("verify", str(golden), "--strict-zero", "--report-json", str(tmp_path / "v.json"))
+    [failed] = [r for r in json.loads((tmp_path / "v.json").read_text())["results"] if r["outcome"] == "fail"]
+    assert verified.code == 1 and failed["replay"] == f"conform verify {test} --strict-zero"
+    assert replayed(conform, failed).code == 1
+    ran = conform("run", "--from", str(golden), "--backend", "signed_zero", "--strict-zero")
+    failed = [r for r in ran.report["results"] if r["outcome"] == "fail"]
+    assert failed and all("--strict-zero" in r["replay"] for r in failed)
+    again = replayed(conform, failed[0])
+    assert again.code == 1 and [r["outcome"] for r in again.report["results"]] == ["fail"]
 
 
 def test_case_filter_with_unknown_id_is_exit_2(conform):
