@@ -105,6 +105,12 @@ def display_path(path: Path) -> str:
             return str(path)
 
 
+def case_roots(cases: Iterable[Path], only_cases: Iterable[Path]) -> tuple[Path, ...]:
+    """The case files a command reads: `only_cases` alone, or the built-in ones plus `cases`."""
+    only = tuple(only_cases)
+    return only if only else (BUILTIN_CASES, *cases)
+
+
 def case_files(roots: Iterable[Path]) -> list[Path]:
     """The case files under each root, a file or a folder searched for *.yaml and *.yml."""
     found: list[Path] = []

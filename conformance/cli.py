@@ -20,8 +20,8 @@ from rich.text import Text
 
 from . import casefile, registry, runtime_log, strategies
 from .errors import ConformError, OutputError, UnavailableError, UsageError
-from .execute import (DEFAULT_MAX_ELEMENTS, RunOptions, check_case_ids_found, chose_nothing, parse_shard, plan, planned_count,
-                      run_examples, select_examples, shard_scope, shrink_failures)
+from .execute import (DEFAULT_MAX_ELEMENTS, RunOptions, check_case_ids_found, chose_nothing, parse_choice, parse_shard, plan,
+                      planned_count, run_examples, select_examples, shard_scope, shrink_failures)
 from .parallel import WorkerPool, shrink_side_by_side, shrinks_side_by_side, worker_count
 from .expectations import apply as apply_expectations
 from .expectations import load as load_expectations
@@ -84,7 +84,7 @@ def list_command(
     only_cases: List[Path] = ONLY_CASES,
 ) -> None:
     """Every covered op version, the dtypes its type constraints allow, and its YAML case count."""
-    counts = casefile.count_cases(_case_roots(cases, only_cases))
+    counts = casefile.count_cases(casefile.case_roots(cases, only_cases))
     table = Table(title="conform: covered operators")
     for column in ("op", "version", "dtypes", "cases"):
         table.add_column(column)
@@ -145,18 +145,18 @@ def run_command(
         dtypes=tuple(dtype(d).name for d in dtypes),
         case_ids=tuple(case),
         strict_zero=strict_zero,
-        case_roots=_case_roots(cases, only_cases),
+        case_roots=casefile.case_roots(cases, only_cases),
         use_yaml=not no_yaml,
         use_hypothesis=not no_hypothesis,
         examples=examples,
         seed=seed,
         shrink=shrink,
-        modes=_choice(mode, MODES, "--mode"),
+        modes=parse_choice(mode, MODES, "--mode"),
         max_elements=max_elements,
         shard=parse_shard(shard),
     )
     expectations = load_expectations(expect) if expect else []
-    levels = _choice(optimizations, OPTIMIZATIONS, "--optimizations")
+    levels = parse_choice(optimizations, OPTIMIZATIONS, "--optimizations")
     runners = [make_runner(runner, provider, backend, level, isolate=not no_isolation, timeout=timeout) for level in levels]
     path = report_json or DEFAULT_REPORT_DIR / _default_report_name(options, bool(from_dirs))
     junit = junit or (path.with_suffix(".xml") if ci else None)
@@ -224,11 +224,6 @@ def _check_writable(*outputs: tuple[Path | None, str]) -> None:
         if path.resolve() in claimed:
             raise UsageError(f"{claimed[path.resolve()]} and {what} would both be written to {path}: give each its own file")
         claimed[path.resolve()] = what
-
-
-def _case_roots(cases: list[Path], only_cases: list[Path]) -> tuple[Path, ...]:
-    """The case files a command reads: `--only-cases` alone, or the built-in ones plus `--cases`."""
-    return tuple(only_cases) if only_cases else (casefile.BUILTIN_CASES, *cases)
 
 
 def _check_golden_run_options(op: str | None, opset: int | None, mode: str, cases: list, only_cases: list) -> None:
@@ -437,7 +432,7 @@ def generate_command(
 
     options = RunOptions(
         op=for_op(op).op, opset=opset, dtypes=tuple(dtype(d).name for d in dtypes),
-        case_roots=_case_roots(cases, only_cases), use_yaml=not no_yaml, use_hypothesis=not no_hypothesis,
+        case_roots=casefile.case_roots(cases, only_cases), use_yaml=not no_yaml, use_hypothesis=not no_hypothesis,
         examples=examples, seed=seed,
     )
     writing = GenerateOptions(out_dir, force, include_ambiguous, seed)
@@ -590,15 +585,6 @@ def _print_disagreements(results, first: dict, second: dict, path: str) -> None:
 def _spec_side(result, names: tuple[str, str]) -> str:
     side = result.extra["agrees_with_spec"]
     return {"first": names[0], "second": names[1]}.get(side, side)
-
-
-def _choice(value: str, allowed: tuple[str, ...], option: str) -> tuple[str, ...]:
-    """`all`/`both` means every allowed value; anything else must be one of them."""
-    if value in ("all", "both"):
-        return allowed
-    if value not in allowed:
-        raise UsageError(f"{option} takes one of {', '.join(allowed)} or {'all' if len(allowed) > 2 else 'both'}, not '{value}'")
-    return (value,)
 
 
 def _keep_worker_stderr(report: Path) -> None:

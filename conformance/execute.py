@@ -270,6 +270,15 @@ def parse_shard(text: str) -> tuple[int, int]:
     return index, count
 
 
+def parse_choice(value: str, allowed: tuple[str, ...], option: str) -> tuple[str, ...]:
+    """The values `option` chose: `all`/`both` means every allowed value; anything else must be one of them."""
+    if value in ("all", "both"):
+        return allowed
+    if value not in allowed:
+        raise UsageError(f"{option} takes one of {', '.join(allowed)} or {'all' if len(allowed) > 2 else 'both'}, not '{value}'")
+    return (value,)
+
+
 def expected_for(example: Example) -> Expected:
     """The reference's answer, overridden by what the case file states when it states something."""
     reference = for_op(example.op)

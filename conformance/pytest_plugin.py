@@ -2,53 +2,120 @@
 
 Loaded through the `pytest11` entry point when conform is installed (or with `-p
 conformance.pytest_plugin`, or `pytest_plugins = ["conformance.pytest_plugin"]` in a conftest.py).
-Without `--conform-op` it adds nothing. A failing case fails its item with the same diff and
-replay command the console report shows; unsupported cases skip; expected deviations xfail.
+Without `--conform-op` it adds nothing. Its options are `conform run`'s, prefixed `--conform-`, and
+judge as `run` does: the runtime runs in a worker process (a case that crashes or hangs it fails
+its item as a crash or timeout, and the session goes on), an item fails where its outcome fails a
+run under the same options (with the same diff and replay command the console report shows),
+unsupported cases skip, expected deviations xfail, and under `--conform-strict` an xpass fails its
+item and a stale expectation fails the session.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
-from .report import FAILING
+if TYPE_CHECKING:  # imported where the plugin is used, not whenever pytest starts
+    from .execute import RunOptions
+    from .runners import Runner
+
+OPTIONS = (
+    ("--conform-op", {"help": "Run conform's cases of this op as pytest items."}),
+    ("--conform-opset", {"type": int, "help": "The version in force at this opset (default: every version)."}),
+    ("--conform-dtype", {"action": "append", "default": [], "help": "Only these dtypes (repeatable)."}),
+    ("--conform-provider", {"default": "cpu", "help": "onnxruntime provider: cpu, cuda or dml."}),
+    ("--conform-backend", {"help": "An onnx.backend-style MODULE[:ATTRIBUTE] to test instead."}),
+    ("--conform-runner", {"default": "onnxruntime", "help": "onnxruntime or reference (onnx.reference)."}),
+    ("--conform-examples", {"type": int, "help": "Hypothesis examples per op version x dtype."}),
+    ("--conform-seed", {"type": int, "default": 0, "help": "Hypothesis seed."}),
+    ("--conform-no-hypothesis", {"action": "store_true", "help": "Only the YAML cases."}),
+    ("--conform-no-yaml", {"action": "store_true", "help": "Only the hypothesis cases."}),
+    ("--conform-cases", {"action": "append", "default": [], "help": "Extra case files or folders (repeatable)."}),
+    ("--conform-only-cases", {"action": "append", "default": [],
+                              "help": "Use only these case files or folders, not the built-in ones (repeatable)."}),
+    ("--conform-mode", {"default": "input", "help": "Non-data inputs as input|initializer|constant|all."}),
+    ("--conform-optimizations", {"default": "on", "help": "onnxruntime graph optimizations: on|off|both."}),
+    ("--conform-strict-zero", {"action": "store_true", "help": "Tell +0.0 from -0.0."}),
+    ("--conform-strict-validation", {"action": "store_true", "help": "Fail when a runtime accepts invalid input."}),
+    ("--conform-fail-on-unsupported", {"action": "store_true", "help": "Fail on unsupported cases."}),
+    ("--conform-expect", {"help": "Expectations file of known deviations."}),
+    ("--conform-strict", {"action": "store_true", "help": "An xpass fails its item; a stale expectation fails the session."}),
+    ("--conform-timeout", {"type": float, "default": 10.0, "help": "Seconds a case may take before it is a timeout."}),
+    ("--conform-no-isolation", {"action": "store_true",
+                                "help": "Run the runtime in pytest's process (a crash ends the session)."}),
+)
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("conform", "ONNX operator conformance (conform)")
-    group.addoption("--conform-op", default=None, help="Run conform's cases of this op as pytest items.")
-    group.addoption("--conform-opset", type=int, default=None, help="The version in force at this opset.")
-    group.addoption("--conform-provider", default="cpu", help="onnxruntime provider: cpu, cuda or dml.")
-    group.addoption("--conform-backend", default=None, help="An onnx.backend-style module to test instead.")
-    group.addoption("--conform-examples", type=int, default=None, help="Hypothesis examples per op version x dtype.")
-    group.addoption("--conform-seed", type=int, default=0, help="Hypothesis seed.")
-    group.addoption("--conform-no-hypothesis", action="store_true", help="Only the YAML cases.")
-    group.addoption("--conform-expect", default=None, help="Expectations file of known deviations.")
+    for name, settings in OPTIONS:
+        group.addoption(name, **settings)
+
+
+@dataclass(eq=False)
+class ConformSession:
+    """What a session's conform items share: the run's options, a runner per optimization level,
+    the expectations and the outcomes that fail an item; and every result so far (before the
+    expectations), from which the stale expectations are found once every item has run."""
+
+    options: RunOptions
+    runners: dict[str, Runner]  # by optimization level
+    expectations: list
+    failing: frozenset[str]
+    strict: bool
+    items: int = 0
+    results: list = field(default_factory=list)
+
+    def close(self) -> None:
+        for runner in self.runners.values():
+            close = getattr(runner, "close", None)
+            if close is not None:
+                close()
+
+    def stale(self) -> list | None:
+        """The expectations no case matched, or None when not every item ran (then any could be
+        stale only for want of its cases)."""
+        from .expectations import apply
+
+        if not self.expectations or len(self.results) < self.items:
+            return None
+        runner_info = next(iter(self.runners.values())).describe()
+        return apply(self.results, self.expectations, runner_info)[1]
+
+
+SESSION = pytest.StashKey[ConformSession]()
 
 
 class ConformItem(pytest.Item):
-    """One conform case as a pytest test."""
+    """One conform case, in one input mode at one optimization level, as a pytest test."""
 
-    def __init__(self, *, example, context, **kwargs) -> None:
+    def __init__(self, *, example, mode: str, level: str, conform: ConformSession, **kwargs) -> None:
         super().__init__(**kwargs)
-        self.example = example
-        self.context = context
+        self.example, self.mode, self.level, self.conform = example, mode, level, conform
 
     def runtest(self) -> None:
+        from .errors import ConformError
         from .execute import run_one
         from .expectations import apply
 
-        runner, options, expectations = self.context
-        result = run_one(self.example, runner, options)
-        [result], _ = apply([result], expectations, runner.describe())
+        conform = self.conform
+        runner = conform.runners[self.level]
+        try:
+            result = run_one(self.example, runner, conform.options, self.mode)
+        except ConformError as error:  # the runtime cannot be loaded at all: no case can run
+            pytest.exit(f"conform: {error.message}", returncode=pytest.ExitCode.USAGE_ERROR)
+        conform.results.append(result)
+        [result], _ = apply([result], conform.expectations, runner.describe())
         self.user_properties.append(("outcome", result.outcome))
+        if result.outcome in conform.failing:
+            raise ConformFailure(result)
         if result.outcome == "xfail":
             pytest.xfail(result.verdict.message)
         if result.outcome in ("unsupported", "skipped"):
             pytest.skip(f"{result.outcome}: {result.verdict.message}")
-        if result.outcome in FAILING:
-            raise ConformFailure(result)
 
     def repr_failure(self, excinfo, style=None):
         if isinstance(excinfo.value, ConformFailure):
@@ -56,7 +123,7 @@ class ConformItem(pytest.Item):
         return super().repr_failure(excinfo)
 
     def reportinfo(self):
-        return self.example.source, None, self.example.id
+        return self.example.source, None, self.name
 
 
 class ConformFailure(AssertionError):
@@ -84,27 +151,85 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
     from .errors import ConformError
 
     try:
-        items.extend(_conform_items(session, config))
+        conform = _conform_session(config)
+        config.add_cleanup(conform.close)
+        added = _items(session, conform)  # reads the case files: a missing or malformed one is a usage error too
     except ConformError as error:
         # pytest prints a UsageError as one "ERROR:" line and exits 4, where any other exception
         # would be an INTERNALERROR traceback.
         raise pytest.UsageError(f"conform: {error.message}") from None
+    config.stash[SESSION] = conform
+    conform.items = len(added)
+    items.extend(added)
 
 
-def _conform_items(session: pytest.Session, config: pytest.Config) -> list[ConformItem]:
-    from . import strategies
-    from .execute import RunOptions, select_examples
+def _conform_session(config: pytest.Config) -> ConformSession:
+    from . import casefile, strategies
+    from .dtypes import dtype
+    from .execute import RunOptions, parse_choice
     from .expectations import load
+    from .model import MODES
     from .reference import for_op
-    from .runners import make_runner
+    from .report import gate_record, recorded_gate
+    from .runners import OPTIMIZATIONS, make_runner
+    from .errors import UsageError
 
-    examples = config.getoption("--conform-examples")
+    option = config.getoption
+    examples, timeout = option("--conform-examples"), option("--conform-timeout")
+    if not 0.1 <= timeout <= 86400:
+        raise UsageError(f"--conform-timeout takes seconds from 0.1 to 86400, not {timeout:g}")
     options = RunOptions(
-        op=for_op(config.getoption("--conform-op")).op, opset=config.getoption("--conform-opset"),
-        use_hypothesis=not config.getoption("--conform-no-hypothesis"),
-        examples=strategies.DEFAULT_EXAMPLES if examples is None else examples, seed=config.getoption("--conform-seed"),
+        op=for_op(option("--conform-op")).op, opset=option("--conform-opset"),
+        dtypes=tuple(dtype(name).name for name in option("--conform-dtype")),
+        strict_zero=option("--conform-strict-zero"),
+        case_roots=casefile.case_roots(map(Path, option("--conform-cases")), map(Path, option("--conform-only-cases"))),
+        use_yaml=not option("--conform-no-yaml"), use_hypothesis=not option("--conform-no-hypothesis"),
+        examples=strategies.DEFAULT_EXAMPLES if examples is None else examples, seed=option("--conform-seed"),
+        modes=parse_choice(option("--conform-mode"), MODES, "--conform-mode"),
     )
-    runner = make_runner(provider=config.getoption("--conform-provider"), backend=config.getoption("--conform-backend"))
-    expect = config.getoption("--conform-expect")
-    context = (runner, options, load(Path(expect)) if expect else [])
-    return [ConformItem.from_parent(session, name=e.id, example=e, context=context) for e in select_examples(options)]
+    levels = parse_choice(option("--conform-optimizations"), OPTIMIZATIONS, "--conform-optimizations")
+    runners = {level: make_runner(option("--conform-runner"), option("--conform-provider"), option("--conform-backend"), level,
+                                  isolate=not option("--conform-no-isolation"), timeout=timeout) for level in levels}
+    expect = option("--conform-expect")
+    gate = gate_record(option("--conform-strict-validation"), option("--conform-fail-on-unsupported"), option("--conform-strict"))
+    failing, strict = recorded_gate({"options": gate})
+    return ConformSession(options, runners, load(Path(expect)) if expect else [], failing, strict)
+
+
+def _items(session: pytest.Session, conform: ConformSession) -> list[ConformItem]:
+    """An item per case, input mode and optimization level; named by the case's id, with the mode
+    and level in brackets where the session has more than one of them."""
+    from .execute import select_examples
+
+    modes, levels = conform.options.modes, tuple(conform.runners)
+    items = []
+    for example in select_examples(conform.options):
+        for level in levels:
+            for mode in modes:
+                tags = [tag for tag, shown in ((mode, len(modes) > 1), (f"optimizations-{level}", len(levels) > 1)) if shown]
+                name = f"{example.id}[{','.join(tags)}]" if tags else example.id
+                items.append(ConformItem.from_parent(session, name=name, example=example, mode=mode, level=level,
+                                                     conform=conform))
+    return items
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    conform = session.config.stash.get(SESSION, None)
+    if conform is None or not conform.strict or not conform.stale():
+        return
+    if session.exitstatus == pytest.ExitCode.OK:
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Config) -> None:
+    conform = config.stash.get(SESSION, None)
+    if conform is None or not conform.expectations:
+        return
+    stale = conform.stale()
+    if stale is None:
+        terminalreporter.write_line(f"conform: stale expectations not judged: {len(conform.results)} of {conform.items} "
+                                    "conform items ran")
+        return
+    under_strict = " (fails the session under --conform-strict)" if conform.strict else ""
+    for entry in stale:
+        terminalreporter.write_line(f"conform: STALE expectation at {entry.source} matches no case: {entry.reason}{under_strict}")

@@ -1,8 +1,7 @@
 """CI gating: expectations (xfail, xpass, stale, missing reason), JUnit and HTML, sharding and
-merging, and the pytest plugin."""
+merging (the pytest plugin's gate: test_pytest_plugin)."""
 
 import json
-import re
 import subprocess
 import sys
 import textwrap
@@ -289,48 +288,6 @@ def test_a_case_id_with_shards_is_run_by_the_shard_that_holds_it_and_misspelt_re
 def test_bad_shard_is_exit_2(conform):
     result = conform(*BASE, "--shard", "4/3")
     assert result.code == 2 and "between 1 and N" in result.stderr
-
-
-def pytest_counts(tmp_path, *args):
-    completed = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *args],
-                               cwd=tmp_path, capture_output=True, text=True, timeout=600)
-    line = completed.stdout.strip().splitlines()[-1]
-    return {kind: int(n) for n, kind in re.findall(r"(\d+) (passed|failed|skipped|xfailed)", line)}
-
-
-def test_pytest_plugin_reports_the_same_counts_as_conform_run(conform, tmp_path):
-    run = conform(*BASE).report["summary"]
-    counts = pytest_counts(tmp_path, "--conform-op", "Slice", "--conform-opset", "13", "--conform-no-hypothesis")
-    assert counts["failed"] == run["fail"] + run["error"] + run["crash"] + run["timeout"] + run["fallback"]
-    assert counts["skipped"] == run["unsupported"] + run["skipped"]
-    assert counts["passed"] == run["pass"] + run["ambiguous"] + run["lenient"]
-
-
-def test_pytest_plugin_failures_show_the_diff(tmp_path):
-    completed = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--conform-op", "Slice",
-                                "--conform-opset", "13", "--conform-no-hypothesis", "-k", "negative_step_int_max_end and float"],
-                               cwd=tmp_path, capture_output=True, text=True, timeout=600)
-    assert "values differ" in completed.stdout or "expected float" in completed.stdout
-    assert "replay: conform run --op Slice --opset 13" in completed.stdout
-
-
-
-@pytest.mark.parametrize("options, message", [
-    (("--conform-op", "Nope"), "ERROR: conform: unknown op 'Nope' (covered: Clip, ConstantOfShape, Slice)"),
-    (("--conform-op", "Slice", "--conform-provider", "cuda"), "ERROR: conform: provider 'cuda' (CUDAExecutionProvider) not available"),
-])
-def test_pytest_plugin_bad_options_are_one_error_line_not_an_internal_error(tmp_path, options, message):
-    completed = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *options],
-                               cwd=tmp_path, capture_output=True, text=True, timeout=600)
-    output = completed.stdout + completed.stderr
-    assert completed.returncode == pytest.ExitCode.USAGE_ERROR, output
-    assert message in output and "INTERNALERROR" not in output and "Traceback" not in output
-
-
-def test_pytest_plugin_examples_0_draws_no_hypothesis_case(tmp_path):
-    drawn_none = pytest_counts(tmp_path, "--conform-op", "Clip", "--conform-opset", "13", "--conform-examples", "0")
-    yaml_only = pytest_counts(tmp_path, "--conform-op", "Clip", "--conform-opset", "13", "--conform-no-hypothesis")
-    assert drawn_none == yaml_only
 
 
 @pytest.mark.parametrize("option, outcome, case", [

@@ -1,0 +1,180 @@
+"""The pytest plugin: conform's cases as pytest items, judged as `conform run` judges them under the
+same options, a runtime that crashes or hangs costing one item, and bad options one error line."""
+
+import re
+import subprocess
+import sys
+import textwrap
+
+import pytest
+from conftest import CRASHING, EXITING, PASSING, failing_starts, with_test_backends
+
+FAILING = ("fail", "error", "crash", "timeout", "fallback")
+SLICE_13 = ("--conform-op", "Slice", "--conform-opset", "13", "--conform-no-hypothesis")
+
+
+def pytest_session(tmp_path, *args: str) -> subprocess.CompletedProcess:
+    """`pytest ARGS` in tmp_path, as a user's CI runs it, the test backends importable."""
+    env = {**with_test_backends(), "COLUMNS": "400"}
+    return subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *args],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=600, env=env)
+
+
+def counts_of(completed: subprocess.CompletedProcess) -> dict[str, int]:
+    line = completed.stdout.strip().splitlines()[-1]
+    return {kind: int(n) for n, kind in re.findall(r"(\d+) (passed|failed|skipped|xfailed)", line)}
+
+
+def pytest_counts(tmp_path, *args: str) -> dict[str, int]:
+    return counts_of(pytest_session(tmp_path, *args))
+
+
+def as_pytest_counts(results: list[dict], failing: tuple[str, ...] = FAILING) -> dict[str, int]:
+    """What pytest should count for these `conform run` results: failed, passed, skipped."""
+    outcomes = [r["outcome"] for r in results]
+    counts = {"failed": sum(o in failing for o in outcomes),
+              "skipped": sum(o in ("unsupported", "skipped") and o not in failing for o in outcomes),
+              "passed": sum(o in ("pass", "ambiguous", "lenient", "xpass") and o not in failing for o in outcomes)}
+    return {kind: n for kind, n in counts.items() if n}
+
+
+def test_pytest_plugin_reports_the_same_counts_as_conform_run(conform, tmp_path):
+    run = conform("run", "--op", "Slice", "--opset", "13", "--no-hypothesis")
+    assert pytest_counts(tmp_path, *SLICE_13) == as_pytest_counts(run.report["results"])
+
+
+@pytest.mark.parametrize("options", [
+    ("--dtype", "float", "--mode", "all"),
+    ("--dtype", "uint8", "--runner", "reference"),
+    ("--dtype", "int64", "--optimizations", "both"),
+    ("--dtype", "double", "--no-yaml", "--examples", "5", "--seed", "3"),
+])
+def test_pytest_plugin_takes_runs_options_and_counts_as_run_does(conform, tmp_path, options):
+    run = conform("run", "--op", "Slice", "--opset", "13", *options)
+    plugin = [f"--conform-{word[2:]}" if word.startswith("--") else word for word in options]
+    assert pytest_counts(tmp_path, "--conform-op", "Slice", "--conform-opset", "13", *plugin) == as_pytest_counts(run.report["results"])
+
+
+def test_pytest_plugin_names_the_mode_and_level_of_an_item_where_there_are_several(tmp_path):
+    collected = pytest_session(tmp_path, *SLICE_13, "--conform-dtype", "float", "--conform-mode", "all",
+                               "--conform-optimizations", "both", "--collect-only", "-k", "negative_end and int64")
+    names = set(re.findall(r"::(\S+)", collected.stdout))
+    assert {f"{PASSING}[{mode},optimizations-{level}]" for mode in ("input", "initializer", "constant")
+            for level in ("on", "off")} <= names
+    one = pytest_session(tmp_path, *SLICE_13, "--conform-dtype", "float", "--collect-only", "-k", "negative_end and int64")
+    assert PASSING in set(re.findall(r"::(\S+)", one.stdout))
+
+
+def test_pytest_plugin_a_crash_or_hang_fails_its_item_and_the_session_goes_on(conform, tmp_path):
+    # The runtime ran in pytest's own process: the first case that crashed it ended the session
+    # (killed by SIGSEGV, no summary), and a hang hung it.
+    options = ("--dtype", "float", "--backend", "crashy", "--timeout", "2")
+    run = conform("run", "--op", "Slice", "--opset", "13", "--no-hypothesis", *options)
+    int64 = [r for r in run.report["results"] if r["id"].endswith("/int64")]
+    assert {"crash", "timeout", "pass"} <= {r["outcome"] for r in int64}
+    session = pytest_session(tmp_path, *SLICE_13, *[f"--conform-{w[2:]}" if w.startswith("--") else w for w in options],
+                             "-k", "int64", "-rfp")
+    assert session.returncode == pytest.ExitCode.TESTS_FAILED, session.stdout[-2000:] + session.stderr[-2000:]
+    assert counts_of(session) == as_pytest_counts(int64)
+    assert re.search(rf"FAILED ::{CRASHING} - crash: the runtime's worker process died: killed by signal SIGSEGV", session.stdout)
+    assert re.search(rf"FAILED ::{EXITING} - crash: the runtime's worker process died: exited with code 7", session.stdout)
+    assert re.search(r"FAILED ::Slice-13/start_beyond_dim/float/int64 - timeout: no answer within 2 s", session.stdout)
+    assert f"PASSED ::{PASSING}" in session.stdout
+
+
+@pytest.mark.parametrize("option, outcome, case, unless", [
+    ("--conform-strict-validation", "lenient", "Slice-10/negative_axis_before_11/float/int64", "passed"),
+    ("--conform-fail-on-unsupported", "unsupported", "Slice-13/omitted_axes_full_rank/complex64/int64", "skipped"),
+])
+def test_pytest_plugin_an_option_that_makes_an_outcome_fail_a_run_fails_its_item(tmp_path, option, outcome, case, unless):
+    version, name, dtype, _ = case.split("/")
+    args = ("--conform-op", "Slice", "--conform-opset", version.split("-")[1], "--conform-no-hypothesis",
+            "--conform-dtype", dtype, "-k", f"{name} and int64", "-rfp")
+    assert pytest_counts(tmp_path, *args) == {unless: 1}
+    gated = pytest_session(tmp_path, *args, option)
+    assert counts_of(gated) == {"failed": 1} and f"FAILED ::{case} - {outcome}: " in gated.stdout
+
+
+ONE_CASE_FILE = """\
+op: Slice
+cases:
+  - name: mine
+    spec: a case of the user's own, that onnxruntime passes
+    versions: [13]
+    dtypes: [float]
+    types: {Tind: [int64]}
+    inputs: {data: [1, 2, 3, 4], starts: [1], ends: [3]}
+  - name: also_mine
+    spec: another
+    versions: [13]
+    dtypes: [float]
+    types: {Tind: [int64]}
+    inputs: {data: [1, 2, 3, 4], starts: [0], ends: [2]}
+"""
+
+
+def test_pytest_plugin_under_strict_an_xpass_fails_its_item_and_a_stale_expectation_the_session(tmp_path):
+    (tmp_path / "mine.yaml").write_text(ONE_CASE_FILE)
+    (tmp_path / "expect.yaml").write_text(textwrap.dedent("""\
+        expectations:
+          - {op: Slice, case: Slice-13/mine/float/int64, reason: was broken once}
+          - {op: Slice, match: no_such_case, reason: gone}
+        """))
+    args = ("--conform-op", "Slice", "--conform-no-hypothesis", "--conform-only-cases", "mine.yaml", "--conform-expect", "expect.yaml",
+            "-rfp")
+    loose = pytest_session(tmp_path, *args)
+    stale = "conform: STALE expectation at expect.yaml:3 matches no case: gone"
+    assert loose.returncode == 0 and counts_of(loose) == {"passed": 2} and stale in loose.stdout
+    strict = pytest_session(tmp_path, *args, "--conform-strict")
+    assert strict.returncode == pytest.ExitCode.TESTS_FAILED and counts_of(strict) == {"failed": 1, "passed": 1}
+    assert "FAILED ::Slice-13/mine/float/int64 - xpass: passes, but is listed as a known deviation" in strict.stdout
+    assert f"{stale} (fails the session under --conform-strict)" in strict.stdout
+    # Only the stale entry fails the session: without the xpass, it exits 1 all the same.
+    alone = pytest_session(tmp_path, *args, "--conform-strict", "-k", "also_mine")
+    assert counts_of(alone) == {"passed": 1} and "stale expectations not judged: 1 of 2 conform items ran" in alone.stdout
+    assert alone.returncode == 0  # not every item ran: a stale entry may only lack its cases
+    (tmp_path / "expect.yaml").write_text("expectations:\n  - {op: Slice, match: no_such_case, reason: gone}\n")
+    only_stale = pytest_session(tmp_path, *args, "--conform-strict")
+    assert counts_of(only_stale) == {"passed": 2} and only_stale.returncode == pytest.ExitCode.TESTS_FAILED
+
+
+def test_pytest_plugin_failures_show_the_diff(tmp_path):
+    completed = pytest_session(tmp_path, *SLICE_13, "-k", "negative_step_int_max_end and float")
+    assert "values differ" in completed.stdout or "expected float" in completed.stdout
+    assert "replay: conform run --op Slice --opset 13" in completed.stdout
+
+
+@pytest.mark.parametrize("options, message", [
+    (("--conform-op", "Nope"), "ERROR: conform: unknown op 'Nope' (covered: Clip, ConstantOfShape, Slice)"),
+    (("--conform-op", "Slice", "--conform-provider", "cuda"), "ERROR: conform: provider 'cuda' (CUDAExecutionProvider) not available"),
+    (("--conform-op", "Slice", "--conform-mode", "inputs"),
+     "ERROR: conform: --conform-mode takes one of input, initializer, constant or all, not 'inputs'"),
+    (("--conform-op", "Slice", "--conform-opset", "13", "--conform-dtype", "float8e4m3fn"),
+     "ERROR: conform: dtype 'float8e4m3fn' is not allowed by Slice-13 (allowed: bfloat16, bool, "),
+    (("--conform-op", "Slice", "--conform-timeout", "0"), "ERROR: conform: --conform-timeout takes seconds from 0.1 to 86400, not 0"),
+    (("--conform-op", "Slice", "--conform-only-cases", "missing.yaml"), "ERROR: conform: missing.yaml: no such case file or folder"),
+    (("--conform-op", "Slice", "--conform-cases", "bad.yaml"), "ERROR: conform: bad.yaml:4: unknown key 'dtypse' (did you mean 'dtypes'?)"),
+])
+def test_pytest_plugin_bad_options_are_one_error_line_not_an_internal_error(tmp_path, options, message):
+    (tmp_path / "bad.yaml").write_text("op: Slice\ncases:\n  - name: x\n    dtypse: [float]\n")
+    completed = pytest_session(tmp_path, *options)
+    output = completed.stdout + completed.stderr
+    assert completed.returncode == pytest.ExitCode.USAGE_ERROR, output
+    assert message in output and "INTERNALERROR" not in output and "Traceback" not in output
+
+
+def test_pytest_plugin_a_runtime_no_worker_can_load_stops_the_session_with_one_line(tmp_path, monkeypatch):
+    for name, value in failing_starts(tmp_path / "loads.txt").items():
+        monkeypatch.setenv(name, value)
+    completed = pytest_session(tmp_path, *SLICE_13, "--conform-backend", "fails_starting")
+    output = completed.stdout + completed.stderr
+    assert completed.returncode == pytest.ExitCode.USAGE_ERROR, output
+    assert "conform: the runtime could not be loaded in a worker process: two workers in a row failed to load it" in output
+    assert "Traceback" not in output and "INTERNALERROR" not in output
+    assert 2 <= len((tmp_path / "loads.txt").read_text().splitlines()) <= 3  # two workers tried (and a spare), not one an item
+
+
+def test_pytest_plugin_examples_0_draws_no_hypothesis_case(tmp_path):
+    drawn_none = pytest_counts(tmp_path, "--conform-op", "Clip", "--conform-opset", "13", "--conform-examples", "0")
+    yaml_only = pytest_counts(tmp_path, "--conform-op", "Clip", "--conform-opset", "13", "--conform-no-hypothesis")
+    assert drawn_none == yaml_only
