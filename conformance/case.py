@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import itertools
+import re
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
@@ -85,6 +86,38 @@ class Example:
     def binding(self) -> str:
         """The id's type binding: dtype[/other bindings], what tells this case from the same case in other types."""
         return binding_label(self.version, self.types, self.dtype_param)
+
+
+# A hypothesis case's name, by its index in its group (version x type binding).
+HYPOTHESIS_NAME = "hypothesis-{:04d}"
+
+
+def slug(text: str) -> str:
+    """`text` as lower-case letters, digits and single underscores: how a test directory's name
+    writes a case id (see golden.test_name), so that two case names with one slug would be one
+    test directory."""
+    return re.sub(r"[^a-z0-9]+", "_", text.lower()).strip("_")
+
+
+def is_hypothesis_slug(text: str) -> bool:
+    """Whether `text` is a hypothesis case's name as a test directory writes it (hypothesis_0001)."""
+    return re.fullmatch(r"hypothesis_\d+", text) is not None
+
+
+def name_clash(name: str, taken: dict[str, tuple[str, str]]) -> str | None:
+    """Why a case name of an op cannot be used beside `taken` (the op's names so far, by their
+    slug, each with where it is), or None. Names are told apart by their slug, as the test
+    directories `generate` writes are named; and hypothesis's names are its own."""
+    key = slug(name)
+    if is_hypothesis_slug(key):
+        return f"case name '{name}' is written as hypothesis's cases are named ({HYPOTHESIS_NAME.format(1)}, ...): choose another"
+    if key not in taken:
+        return None
+    other, where = taken[key]
+    if other == name:
+        return f"duplicate case name '{name}' (also at {where})"
+    return (f"case names '{name}' and '{other}' (at {where}) would name one test directory (..._{key}_...), "
+            "one written over the other: rename one")
 
 
 def case_id(version: OpVersion, name: str, types: dict[str, str], dtype_param: str) -> str:

@@ -28,7 +28,7 @@ from typing import Any, Callable, Iterable
 
 import yaml
 
-from .case import Case, Example, Expectation, attribute_value, stable_seed, type_bindings, value_dtype
+from .case import Case, Example, Expectation, attribute_value, name_clash, slug, stable_seed, type_bindings, value_dtype
 from .dtypes import canonical_name, dtype
 from .errors import CaseFileError, ConformError
 from .reference import for_op
@@ -136,13 +136,14 @@ def load_files(paths: Iterable[Path], expanded: Callable[[OpVersion], bool] = la
     """
     problems = Problems()
     loaded = [f for f in (_load_file(p, problems) for p in paths) if f is not None]
-    names: dict[tuple[str, str], str] = {}
+    names: dict[str, dict[str, tuple[str, str]]] = {}  # by op, by slug: each name and where it is
     for case_file in loaded:
         for case in case_file.cases:
-            key = (case.op, case.name)
-            if key in names:
-                problems.add(case_file.path, case.line, f"duplicate case name '{case.name}' (also at {names[key]})")
-            names[key] = f"{case_file.path}:{case.line}"
+            taken = names.setdefault(case.op, {})
+            clash = name_clash(case.name, taken)
+            if clash is not None:
+                problems.add(case_file.path, case.line, clash)
+            taken.setdefault(slug(case.name), (case.name, f"{case_file.path}:{case.line}"))
     for case_file in loaded:
         for case in case_file.cases:
             case_file.examples[case.name] = _validate_by_expanding(case, case_file.path, problems, expanded)

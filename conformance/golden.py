@@ -32,7 +32,7 @@ import onnx
 from onnx import numpy_helper
 
 from . import tool_versions
-from .case import Example, case_id
+from .case import Example, case_id, is_hypothesis_slug, slug
 from .compare import AMBIGUOUS, PASS, Verdict, judge
 from .compare import SKIPPED as SKIPPED_OUTCOME
 from .dtypes import from_elem_type, from_numpy
@@ -65,11 +65,7 @@ def test_name(example: Example) -> str:
 
 def test_name_of_id(case_id: str) -> str:
     """The test directory name `generate` gives the case with this id."""
-    return "test_" + _slug(case_id)
-
-
-def _slug(text: str) -> str:
-    return re.sub(r"[^a-z0-9]+", "_", text.lower()).strip("_")
+    return "test_" + slug(case_id)
 
 
 def generated_case(example: Example) -> str | None:
@@ -77,12 +73,12 @@ def generated_case(example: Example) -> str | None:
     generated from, as the name writes it, without the op version and type binding ('' for a
     hypothesis case); None for a test named otherwise. What tells the tests of one case apart is
     their type binding, as for the cases a run generates."""
-    prefix, suffix = f"test_{_slug(example.version.label)}_", f"_{_slug(example.binding)}"
+    prefix, suffix = f"test_{slug(example.version.label)}_", f"_{slug(example.binding)}"
     name = example.name
     if not (name.startswith(prefix) and name.endswith(suffix)) or len(name) <= len(prefix) + len(suffix):
         return None
     case = name[len(prefix):-len(suffix)]
-    return "" if re.fullmatch(r"hypothesis_\d+", case) else case
+    return "" if is_hypothesis_slug(case) else case
 
 
 def _tensor_bytes(array: np.ndarray, name: str) -> bytes:

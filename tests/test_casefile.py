@@ -92,6 +92,33 @@ def test_a_dtype_no_version_allows_is_refused_unless_expected(tmp_path):
     casefile.load_files([write(tmp_path, "ok.yaml", text + "    expect: {error: dtype-not-allowed}\n")])
 
 
+@pytest.mark.parametrize("first, second", [("a/b", "a b"), ("Negative_Start", "negative_start"), ("edge-case", "edge_case_")])
+def test_case_names_that_would_name_one_test_directory_are_refused_with_both_places(tmp_path, first, second):
+    # generate wrote both cases to one directory, the second over the first, and counted two tests written.
+    text = GOOD_CASE.replace("name: ok", f"name: '{first}'") + GOOD_CASE.split("cases:\n")[1].replace("name: ok", f"name: '{second}'")
+    [(where, line, message)] = problems(write(tmp_path, "clash.yaml", text))
+    assert where.endswith("clash.yaml") and line == 7
+    assert f"case names '{second}' and '{first}' (at " in message and "clash.yaml:3) would name one test directory" in message
+    other_file = write(tmp_path, "other.yaml", GOOD_CASE.replace("name: ok", f"name: '{second}'"))
+    [(where, _, message)] = problems(write(tmp_path, "first.yaml", GOOD_CASE.replace("name: ok", f"name: '{first}'")), other_file)
+    assert where.endswith("other.yaml") and "first.yaml:3" in message
+
+
+@pytest.mark.parametrize("name", ["hypothesis-0003", "Hypothesis_12", "hypothesis 7"])
+def test_a_case_named_as_hypothesis_names_its_cases_is_refused(tmp_path, name):
+    # Its id (or its test directory) would be a hypothesis case's: --case would pick both.
+    [(_, line, message)] = problems(write(tmp_path, "h.yaml", GOOD_CASE.replace("name: ok", f"name: '{name}'")))
+    assert line == 3 and f"case name '{name}' is written as hypothesis's cases are named" in message
+
+
+def test_generate_refuses_cases_that_would_share_a_test_directory_and_writes_nothing(conform, tmp_path):
+    (tmp_path / "clash.yaml").write_text(GOOD_CASE.replace("name: ok", "name: 'a/b'")
+                                         + GOOD_CASE.split("cases:\n")[1].replace("name: ok", "name: 'a b'"))
+    generated = conform("generate", "--op", "Slice", "--only-cases", "clash.yaml", "--no-hypothesis", "--out", "golden")
+    assert generated.code == 2 and "clash.yaml:7: case names 'a b' and 'a/b'" in generated.stderr
+    assert not (tmp_path / "golden").exists()
+
+
 def test_values_that_do_not_fit_and_ragged_arrays(tmp_path):
     fit = write(tmp_path, "fit.yaml", GOOD_CASE.replace("[float]", "[uint8]").replace("[[1, 2], [3, 4]]", "[[1, 300], [3, 4]]"))
     ragged = write(tmp_path, "ragged.yaml", GOOD_CASE.replace("[[1, 2], [3, 4]]", "[[1, 2], [3]]"))

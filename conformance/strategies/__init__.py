@@ -23,7 +23,7 @@ import time
 from functools import cache
 from typing import TYPE_CHECKING, Callable
 
-from ..case import Example, case_id, stable_seed, type_bindings
+from ..case import HYPOTHESIS_NAME, Example, case_id, stable_seed, type_bindings
 from ..reference import for_op
 from ..registry import OpVersion
 from . import clip, constant_of_shape, slice
@@ -48,7 +48,6 @@ BATCH = 10
 # paused the process (a 2.5 s garbage collection was seen), and gave another minimal case.
 SHRINK_TRIES = 1000
 SHRINK_SECONDS = 10.0
-NAME = "hypothesis-{:04d}"
 
 
 class _Failed(Exception):
@@ -122,14 +121,14 @@ def draw_group(version: OpVersion, binding: dict[str, str], count: int, seed: in
 
 
 def _named(example: Example, index: int, seed: int) -> Example:
-    return dataclasses.replace(example, name=NAME.format(index), source="hypothesis", origin={"seed": seed, "index": index})
+    return dataclasses.replace(example, name=HYPOTHESIS_NAME.format(index), source="hypothesis", origin={"seed": seed, "index": index})
 
 
 def group_ids(version: OpVersion, binding: dict[str, str], count: int) -> list[str]:
     """The ids of the examples `draw_group` gives, known without drawing them (the first of them
     only, when hypothesis exhausts the group's space)."""
     dtype_param = for_op(version.op).dtype_param
-    return [case_id(version, NAME.format(index), binding, dtype_param) for index in range(count)]
+    return [case_id(version, HYPOTHESIS_NAME.format(index), binding, dtype_param) for index in range(count)]
 
 
 def bindings(version: OpVersion, dtypes: tuple[str, ...] = ()) -> list[dict[str, str]]:
