@@ -344,7 +344,7 @@ def _print_expectation_news(results, stale, strict: bool) -> None:
         if result.outcome == "xpass":
             _print_flagged("XPASS", f"{result.example.id}: {result.verdict.message}", strict)
     for entry in stale:
-        _print_flagged("STALE", f"expectation at {entry.source} matches no case: {entry.reason}", strict)
+        _print_flagged("STALE", entry.stale_text(), strict)
 
 
 def _print_flagged(flag: str, text: str, strict: bool) -> None:

@@ -57,6 +57,10 @@ class Expectation:
     when: str | None = None
     issue: str | None = None
 
+    def stale_text(self) -> str:
+        """What a run says of this entry when no case matched it."""
+        return f"expectation at {self.source} matches no case: {self.reason}"
+
     def in_scope(self, ran: set[tuple[str, int]]) -> bool:
         """Whether this run covered the op versions the entry is about (else it cannot be stale)."""
         return any(op == self.op and (self.versions is None or version in self.versions) for op, version in ran)

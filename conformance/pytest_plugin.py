@@ -232,4 +232,4 @@ def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Co
         return
     under_strict = " (fails the session under --conform-strict)" if conform.strict else ""
     for entry in stale:
-        terminalreporter.write_line(f"conform: STALE expectation at {entry.source} matches no case: {entry.reason}{under_strict}")
+        terminalreporter.write_line(f"conform: STALE {entry.stale_text()}{under_strict}")
