@@ -31,6 +31,7 @@ from .runners.base import Runner, RunOutput
 
 
 DEFAULT_MAX_ELEMENTS = 10**8
+BUILTIN_ONLY = (casefile.BUILTIN_CASES,)  # the case files a run reads unless told of others
 
 
 @dataclass(frozen=True)
@@ -42,7 +43,7 @@ class RunOptions:
     dtypes: tuple[str, ...] = ()
     case_ids: tuple[str, ...] = ()
     strict_zero: bool = False
-    case_roots: tuple[Path, ...] = (casefile.BUILTIN_CASES,)
+    case_roots: tuple[Path, ...] = BUILTIN_ONLY
     use_yaml: bool = True
     use_hypothesis: bool = True
     examples: int = strategies.DEFAULT_EXAMPLES
@@ -526,9 +527,6 @@ def replay_command(example: Example, runner: Runner, options: RunOptions, extra:
                                options.examples if hypothesis else None, (*found_in, *extra),
                                (*judging_options(options), *runner.replay_options()))
     return f"{head} --case {shlex.quote(example.id)} {tail}"
-
-
-BUILTIN_ONLY = (casefile.BUILTIN_CASES,)
 
 
 def judging_options(options: RunOptions) -> tuple[str, ...]:
