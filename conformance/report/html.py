@@ -7,6 +7,7 @@ import html
 from collections import Counter, defaultdict
 from pathlib import Path
 
+from ..compare import LENIENT, XPASS
 from ..output import write_atomic
 from . import SEVERITY, recorded_gate
 
@@ -28,7 +29,7 @@ def render(doc: dict) -> str:
         matrix[(record["op"], record["opset"], record["dtype"])][record["outcome"]] += 1
     rows = "".join(f"<tr><td>{html.escape(op)}</td><td>{version}</td><td>{html.escape(dtype)}</td>{_cell(counts)}</tr>"
                    for (op, version, dtype), counts in sorted(matrix.items()))
-    shown = recorded_gate(doc)[0] | {"xpass", "lenient"}  # what fails the run, and what the console shows beside it
+    shown = recorded_gate(doc)[0] | {XPASS, LENIENT}  # what fails the run, and what the console shows beside it
     failures = [r for r in records if r["outcome"] in shown]
     details = "".join(_failure(r) for r in failures)
     summary = ", ".join(f"{n} {o}" for o, n in doc["summary"].items() if n and o != "total")
