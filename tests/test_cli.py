@@ -76,8 +76,7 @@ def test_a_wrong_backend_fails_with_a_diff_and_a_replay_command(conform):
     failures = [r for r in result.report["results"] if r["outcome"] == "fail"]
     assert failures and all(r["replay"].startswith("conform run --op Slice --opset 13 --no-hypothesis --case") for r in failures)
     assert "values differ" in result.stdout or "expected" in result.stdout
-    replay = failures[0]["replay"].split()[1:]
-    again = conform(*replay)
+    again = replayed(conform, failures[0])
     assert again.code == 1 and again.report["summary"]["total"] == 1
 
 
@@ -327,8 +326,7 @@ def test_hypothesis_catches_a_planted_bug_with_default_examples_and_shrinks_it(c
     case = yaml.safe_load(minimal[0]["yaml"])["cases"][0]
     data = np.array(case["inputs"]["data"]) if isinstance(case["inputs"]["data"], list) else np.zeros(case["inputs"]["data"]["shape"])
     assert data.size <= 4  # small: the bug shows on a handful of elements
-    replay = minimal[0]["replay"].split()[1:]
-    again = conform(*replay)
+    again = replayed(conform, minimal[0])
     assert again.code == 1 and again.report["summary"]["total"] == 1
 
 

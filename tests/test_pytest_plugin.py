@@ -38,6 +38,11 @@ def as_pytest_counts(results: list[dict], failing: tuple[str, ...] = FAILING) ->
     return {kind: n for kind, n in counts.items() if n}
 
 
+def as_plugin_options(options: tuple[str, ...]) -> list[str]:
+    """`run`'s options as the plugin spells them: each --NAME as --conform-NAME, values as they are."""
+    return [f"--conform-{word[2:]}" if word.startswith("--") else word for word in options]
+
+
 def test_pytest_plugin_reports_the_same_counts_as_conform_run(conform, tmp_path):
     run = conform("run", "--op", "Slice", "--opset", "13", "--no-hypothesis")
     assert pytest_counts(tmp_path, *SLICE_13) == as_pytest_counts(run.report["results"])
@@ -51,7 +56,7 @@ def test_pytest_plugin_reports_the_same_counts_as_conform_run(conform, tmp_path)
 ])
 def test_pytest_plugin_takes_runs_options_and_counts_as_run_does(conform, tmp_path, options):
     run = conform("run", "--op", "Slice", "--opset", "13", *options)
-    plugin = [f"--conform-{word[2:]}" if word.startswith("--") else word for word in options]
+    plugin = as_plugin_options(options)
     assert pytest_counts(tmp_path, "--conform-op", "Slice", "--conform-opset", "13", *plugin) == as_pytest_counts(run.report["results"])
 
 
@@ -72,7 +77,7 @@ def test_pytest_plugin_a_crash_or_hang_fails_its_item_and_the_session_goes_on(co
     run = conform("run", "--op", "Slice", "--opset", "13", "--no-hypothesis", *options)
     int64 = [r for r in run.report["results"] if r["id"].endswith("/int64")]
     assert {"crash", "timeout", "pass"} <= {r["outcome"] for r in int64}
-    session = pytest_session(tmp_path, *SLICE_13, *[f"--conform-{w[2:]}" if w.startswith("--") else w for w in options],
+    session = pytest_session(tmp_path, *SLICE_13, *as_plugin_options(options),
                              "-k", "int64", "-rfp")
     assert session.returncode == pytest.ExitCode.TESTS_FAILED, session.stdout[-2000:] + session.stderr[-2000:]
     assert counts_of(session) == as_pytest_counts(int64)
