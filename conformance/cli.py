@@ -28,7 +28,7 @@ from .expectations import load as load_expectations
 from .expectations import write_starting_file
 from .reference import covered_ops, for_op
 from .report import console as console_report
-from .report import SEVERITY, exit_code, gate_record, json_report
+from .report import SEVERITY, exit_code, gate_record, json_report, plural
 from .model import MODES
 from .output import check_writable, is_stream
 from .runners import OPTIMIZATIONS, RunnerSpec, make_runner
@@ -75,6 +75,9 @@ ONLY_CASES = typer.Option([], "--only-cases", help="Use only these case files or
 TIMEOUT = typer.Option(10.0, "--timeout", min=0.1, max=86400, help="Seconds a case may take before it is a timeout (at most 86400).")
 NO_ISOLATION = typer.Option(False, "--no-isolation", help="Run the runtime in this process (a crash ends the run).")
 REPORT_JSON = typer.Option(None, "--report-json", help="Where to write the JSON report.")
+CASE = typer.Option([], "--case", help="Only the case with this id (repeatable); see a report's 'replay'.")
+STRICT_ZERO = typer.Option(False, "--strict-zero", help="Tell +0.0 from -0.0.")
+MODE = typer.Option("input", "--mode", help="Non-data inputs as graph inputs, initializers, Constant nodes, or all three: input|initializer|constant|all.")
 MAX_ELEMENTS = typer.Option(DEFAULT_MAX_ELEMENTS, "--max-elements", min=1, help="Refuse cases whose output would be larger.")
 
 
@@ -105,9 +108,9 @@ def run_command(
     backend: Optional[str] = typer.Option(None, "--backend", help="An onnx.backend-style MODULE[:ATTRIBUTE] to test instead."),
     runner: str = typer.Option("onnxruntime", "--runner", help="onnxruntime or reference (onnx.reference)."),
     report_json: Optional[Path] = REPORT_JSON,
-    case: List[str] = typer.Option([], "--case", help="Only the case with this id (repeatable); see a report's 'replay'."),
+    case: List[str] = CASE,
     cases: List[Path] = CASES,
-    strict_zero: bool = typer.Option(False, "--strict-zero", help="Tell +0.0 from -0.0."),
+    strict_zero: bool = STRICT_ZERO,
     strict_validation: bool = typer.Option(False, "--strict-validation", help="Fail when a runtime accepts invalid input."),
     fail_on_unsupported: bool = typer.Option(False, "--fail-on-unsupported", help="Fail on unsupported cases."),
     verbose: bool = typer.Option(False, "--verbose", "-v", help="Also detail ambiguous and unsupported cases."),
@@ -116,7 +119,7 @@ def run_command(
     no_hypothesis: bool = NO_HYPOTHESIS,
     no_yaml: bool = NO_YAML,
     shrink: int = typer.Option(4, "--shrink", min=0, help="Shrink the failures of at most this many version x dtype groups."),
-    mode: str = typer.Option("input", "--mode", help="Non-data inputs as graph inputs, initializers, Constant nodes, or all three: input|initializer|constant|all."),
+    mode: str = MODE,
     optimizations: str = typer.Option("on", "--optimizations", help="onnxruntime graph optimizations: on|off|both."),
     timeout: float = TIMEOUT,
     no_isolation: bool = NO_ISOLATION,
@@ -474,7 +477,7 @@ def _pool_running_no_runtime(units: list, workers: int, options: RunOptions) -> 
 def verify_command(
     paths: List[Path] = typer.Argument(..., metavar="PATH...", help="Test directories, or folders of them."),
     report_json: Optional[Path] = REPORT_JSON,
-    strict_zero: bool = typer.Option(False, "--strict-zero", help="Tell +0.0 from -0.0."),
+    strict_zero: bool = STRICT_ZERO,
     max_elements: int = MAX_ELEMENTS,
     jobs: Optional[int] = typer.Option(None, "--jobs", min=1, help="Worker processes (default, for folders big enough: one per core; 1: none)."),
 ) -> None:
@@ -523,32 +526,45 @@ def diff_command(
     provider: str = typer.Option("cpu", "--provider", help="The first runner's onnxruntime provider."),
     backend: Optional[str] = typer.Option(None, "--backend", help="The first runner as an onnx.backend module."),
     runner: str = typer.Option("onnxruntime", "--runner", help="The first runner: onnxruntime or reference."),
+    optimizations: str = typer.Option("on", "--optimizations", help="The first runner's onnxruntime graph optimizations: on|off (the second's are on)."),
+    case: List[str] = CASE,
+    cases: List[Path] = CASES,
+    only_cases: List[Path] = ONLY_CASES,
     examples: int = EXAMPLES,
     seed: int = SEED,
     no_hypothesis: bool = NO_HYPOTHESIS,
+    no_yaml: bool = NO_YAML,
+    mode: str = MODE,
+    strict_zero: bool = STRICT_ZERO,
+    max_elements: int = MAX_ELEMENTS,
     timeout: float = TIMEOUT,
     no_isolation: bool = NO_ISOLATION,
     report_json: Optional[Path] = REPORT_JSON,
 ) -> None:
     """Run the same cases on two runners; show where they disagree and which keeps to the spec."""
-    from .differential import diff, runner_from_name
+    from .differential import diff, runner_from_name, runner_labels
     from .dtypes import dtype
 
-    options = RunOptions(op=for_op(op).op, opset=opset, dtypes=tuple(dtype(d).name for d in dtypes),
-                         use_hypothesis=not no_hypothesis, examples=examples, seed=seed)
+    options = RunOptions(op=for_op(op).op, opset=opset, dtypes=tuple(dtype(d).name for d in dtypes), case_ids=tuple(case),
+                         strict_zero=strict_zero, case_roots=casefile.case_roots(cases, only_cases), use_yaml=not no_yaml,
+                         use_hypothesis=not no_hypothesis, examples=examples, seed=seed,
+                         modes=parse_choice(mode, MODES, "--mode"), max_elements=max_elements)
+    if optimizations not in OPTIMIZATIONS:  # one level: a diff runs each case once on each runner
+        raise UsageError(f"--optimizations in a diff takes {' or '.join(OPTIMIZATIONS)}, not '{optimizations}'")
     path = report_json or DEFAULT_REPORT_DIR / f"diff-{options.op}.json"
     _check_writable((path, "the JSON report"))
-    first = make_runner(runner, provider, backend, isolate=not no_isolation, timeout=timeout)
+    first = make_runner(runner, provider, backend, optimizations, isolate=not no_isolation, timeout=timeout)
     second = runner_from_name(against, isolate=not no_isolation, timeout=timeout)
     results: list = []
     with _interruptible() as interrupted:
         selected = select_examples(options)
-        _with_progress(f"diff {options.op}", len(selected), results.append,
+        _with_progress(f"diff {options.op}", len(selected) * len(options.modes), results.append,
                        lambda advance, _: diff(selected, first, second, options, advance))
-    doc = json_report.document(results, {"first": first.describe(), "second": second.describe()}, seed, {"against": against})
+    doc = json_report.document(results, {"first": first.describe(), "second": second.describe()}, seed,
+                               _options_record(options) | {"against": against})
     doc["complete"] = not interrupted
     json_report.write(path, doc)
-    _print_disagreements(results, first.describe(), second.describe(), str(path))
+    _print_disagreements(results, runner_labels(first, second), str(path))
     _keep_worker_stderr(path)
     if interrupted:
         _stop_interrupted(len(results), "cases")
@@ -558,16 +574,16 @@ def diff_command(
 SHOWN_DISAGREEMENTS = 50  # on the console; the JSON report holds every one
 
 
-def _print_disagreements(results, first: dict, second: dict, path: str) -> None:
+def _print_disagreements(results, names: tuple[str, str], path: str) -> None:
     """The cases the two runners disagree on, the worst first (by the worse of their two outcomes;
-    run order among equals): a table on a terminal; elsewhere (a CI log) a line each, as a table 80
-    columns wide folds a runtime's message into a column a dozen letters wide."""
-    names = (f"{first.get('name')} {first.get('provider', '')}".strip(), f"{second.get('name')} {second.get('provider', '')}".strip())
+    run order among equals), each with the command that replays it: a table on a terminal, the
+    commands below it; elsewhere (a CI log) a line each, as a table 80 columns wide folds a
+    runtime's message into a column a dozen letters wide."""
     disagreeing = [r for r in results if r.extra["disagreement"]]
     # A wrong answer first, what a runtime lacks (unsupported) and where both are right (ambiguous) last.
     shown = sorted(disagreeing, key=lambda r: min(SEVERITY.index(r.outcome), SEVERITY.index(r.extra["against"]["outcome"])))
-    rows = [(r.example.id, r.outcome, r.extra["against"]["outcome"], _spec_side(r, names), r.extra["disagreement"])
-            for r in shown[:SHOWN_DISAGREEMENTS]]
+    shown = shown[:SHOWN_DISAGREEMENTS]
+    rows = [(_diff_case(r), r.outcome, r.extra["against"]["outcome"], _spec_side(r, names), r.extra["disagreement"]) for r in shown]
     if out.is_terminal:
         table = Table(title=f"conform diff: {names[0]} vs {names[1]}")
         for column in ("case", names[0], names[1], "keeps to the spec", "disagreement"):
@@ -575,11 +591,21 @@ def _print_disagreements(results, first: dict, second: dict, path: str) -> None:
         for row in rows:
             table.add_row(*row)
         out.print(table, soft_wrap=False)  # a table fits its cells to the width itself
+        for result in shown:  # whole, each on a line of its own, where a copy-paste gets it back
+            out.print(f"replay: {result.replay}", highlight=False)
     else:
-        for case, outcome, other, side, disagreement in rows:
+        for (case, outcome, other, side, disagreement), result in zip(rows, shown):
             out.print(f"{case}: {names[0]} {outcome}, {names[1]} {other}; keeps to the spec: {side}; {disagreement}", highlight=False)
+            out.print(f"  replay: {result.replay}", highlight=False)
     more = f" ({SHOWN_DISAGREEMENTS} shown)" if len(disagreeing) > SHOWN_DISAGREEMENTS else ""
-    out.print(f"{len(results)} cases, {len(disagreeing)} disagreements{more}. JSON report: {path}", highlight=False)
+    out.print(f"{len(results)} {plural('case', len(results))}, {len(disagreeing)} {plural('disagreement', len(disagreeing))}{more}. "
+              f"JSON report: {path}", highlight=False)
+
+
+def _diff_case(result) -> str:
+    """A disagreeing case as the diff lists it: its id, and its mode when not the default."""
+    mode = result.extra.get("mode")
+    return f"{result.example.id} [{mode}]" if mode else result.example.id
 
 
 def _spec_side(result, names: tuple[str, str]) -> str:

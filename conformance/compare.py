@@ -37,12 +37,14 @@ class Mismatch:
     total: int = 0
     max_abs_diff: float | None = None
 
-    def lines(self) -> list[str]:
-        text = [f"output {self.output}: expected {self.expected_type}, got {self.actual_type}"]
+    def lines(self, expected: str = "expected", actual: str = "got") -> list[str]:
+        """What differs, a line each; `expected` and `actual` name the two sides (two runners' names
+        in a diff, where neither is the expected answer)."""
+        text = [f"output {self.output}: {expected} {self.expected_type}, {actual} {self.actual_type}"]
         if self.count:
             text.append(f"{self.count} of {self.total} values differ" +
                         (f" (max |diff| {self.max_abs_diff:g})" if self.max_abs_diff is not None else ""))
-            text += [f"  at {list(i)}: expected {e}, got {a}" for i, e, a in self.indices]
+            text += [f"  at {list(i)}: {expected} {e}, {actual} {a}" for i, e, a in self.indices]
         return text
 
 

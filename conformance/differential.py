@@ -11,7 +11,7 @@ import dataclasses
 from typing import Callable, Iterator
 
 from .compare import AMBIGUOUS, PASS, mismatch
-from .execute import Result, RunOptions, run_staged, staged_chunks
+from .execute import Result, RunOptions, mode_options, replay_command, run_staged, staged_chunks
 from .errors import UnavailableError, UsageError
 from .runners import RUNNER_NAMES, Runner, make_runner
 from .runners.onnxruntime import short_provider
@@ -37,19 +37,47 @@ def runner_from_name(name: str, isolate: bool, timeout: float) -> Runner:
         raise UnavailableError(f"--against {name} is neither {provider} nor {runner}, and as a backend module: {error}") from None
 
 
-def outputs_disagree(first: Result, second: Result, strict_zero: bool) -> str | None:
-    """Why two runners' answers to the same case differ, or None when they agree."""
+def against_option(runner: Runner) -> str:
+    """The `--against` value that names `runner` again (as runner_from_name reads it), for a replay."""
+    words = runner.replay_options()
+    chosen = dict(zip(words[::2], words[1::2]))
+    if "--backend" in chosen:
+        spec = chosen["--backend"]
+        taken = short_provider(spec) is not None or spec in RUNNER_NAMES or spec.startswith("backend:")
+        return f"backend:{spec}" if taken else spec
+    return chosen["--provider"] if chosen["--runner"] == "onnxruntime" else chosen["--runner"]
+
+
+def runner_label(runner: Runner) -> str:
+    """A runner's name in a diff's messages and columns: its name, provider and, when off, its
+    optimizations (`--optimizations off --against cpu` compares onnxruntime with itself)."""
+    described = runner.describe()
+    words = [described.get("name"), described.get("provider")]
+    if described.get("optimizations") == "off":
+        words.append("optimizations off")
+    return " ".join(str(word) for word in words if word)
+
+
+def runner_labels(first: Runner, second: Runner) -> tuple[str, str]:
+    """The two runners' labels, told apart when they are the same runner twice."""
+    labels = runner_label(first), runner_label(second)
+    return labels if labels[0] != labels[1] else (f"{labels[0]} (first)", f"{labels[1]} (second)")
+
+
+def outputs_disagree(first: Result, second: Result, strict_zero: bool,
+                     labels: tuple[str, str] = ("the first runner", "the second runner")) -> str | None:
+    """Why two runners' answers to the same case differ, or None when they agree; `labels` name them."""
     if not first.actual and not second.actual:
         return None
     if not first.actual or not second.actual:
-        which = "the first" if not first.actual else "the second"
-        return f"{which} runner rejected the case ({(first if not first.actual else second).verdict.message})"
+        rejecting, label = (first, labels[0]) if not first.actual else (second, labels[1])
+        return f"{label} rejected the case ({rejecting.verdict.message})"
     if len(first.actual) != len(second.actual):
-        return f"{len(first.actual)} outputs vs {len(second.actual)}"
+        return f"{labels[0]} gave {len(first.actual)} outputs, {labels[1]} {len(second.actual)}"
     for index, (a, b) in enumerate(zip(first.actual, second.actual)):
         found = mismatch(index, a, b, strict_zero)
         if found is not None:
-            return "; ".join(found.lines()[:3])
+            return "; ".join(line.strip() for line in found.lines(*labels)[:3])
     return None
 
 
@@ -65,18 +93,20 @@ DIFF_CHUNK = 64
 
 def diff(examples, first: Runner, second: Runner, options: RunOptions,
          on_result: Callable[[Result], None] = lambda r: None) -> list[Result]:
-    """One Result per case (the first runner's), carrying the second's verdict and the disagreement;
-    `on_result` hears each as it is made (an interrupted diff keeps those)."""
+    """One Result per case (the first runner's), carrying the second's verdict and the disagreement,
+    and replayed by the `conform diff` that runs that case alone on both runners; `on_result`
+    hears each as it is made (an interrupted diff keeps those)."""
     results = []
+    pairing = _Pairing(first, runner_labels(first, second), ("--against", against_option(second)))
     for start in range(0, len(examples), DIFF_CHUNK):
         # Staged once, as the first runner asks for the cases, and the same staged cases handed to
         # the second: the reference and the models do not depend on the runner (only the replay
-        # command does, and a paired result keeps the first runner's).
+        # command does, and a paired result has a replay of its own).
         staged: list = []
         first_results = run_staged(_kept(staged_chunks(examples[start:start + DIFF_CHUNK], first, options), staged),
                                    first, options)
         for a, b in zip(first_results, run_staged(staged, second, options), strict=True):
-            results.append(_paired(a, b, options))
+            results.append(pairing.paired(a, b, options))
             on_result(results[-1])
     return results
 
@@ -88,12 +118,23 @@ def _kept(chunks: Iterator[list], kept: list) -> Iterator[list]:
         yield chunk
 
 
-def _paired(a: Result, b: Result, options: RunOptions) -> Result:
-    """The first runner's result of a case, carrying the second's verdict and how they differ."""
-    disagreement = outputs_disagree(a, b, options.strict_zero)
-    agrees = {"first": keeps_to_spec(a), "second": keeps_to_spec(b)}
-    spec_side = "both" if all(agrees.values()) else "neither" if not any(agrees.values()) else \
-        ("first" if agrees["first"] else "second")
-    extra = {"against": {"outcome": b.outcome, "message": b.verdict.message},
-             "disagreement": disagreement, "agrees_with_spec": spec_side}
-    return dataclasses.replace(a, extra={**a.extra, **extra})
+@dataclasses.dataclass(frozen=True)
+class _Pairing:
+    """What a diff's paired results share: the first runner, both runners' labels, and the
+    options that name the second runner in a replay."""
+
+    first: Runner
+    labels: tuple[str, str]
+    against: tuple[str, ...]
+
+    def paired(self, a: Result, b: Result, options: RunOptions) -> Result:
+        """The first runner's result of a case, carrying the second's verdict, how they differ,
+        and the replay of the diff."""
+        disagreement = outputs_disagree(a, b, options.strict_zero, self.labels)
+        agrees = {"first": keeps_to_spec(a), "second": keeps_to_spec(b)}
+        spec_side = "both" if all(agrees.values()) else "neither" if not any(agrees.values()) else \
+            ("first" if agrees["first"] else "second")
+        extra = {"against": {"outcome": b.outcome, "message": b.verdict.message},
+                 "disagreement": disagreement, "agrees_with_spec": spec_side}
+        replay = replay_command(a.example, self.first, options, mode_options(a.extra.get("mode", "input")), "diff", self.against)
+        return dataclasses.replace(a, replay=replay, extra={**a.extra, **extra})

@@ -326,7 +326,7 @@ def stage(example: Example, runner: Runner, options: RunOptions, mode: str = "in
     """Everything before the runner: the reference's answer and the model in `mode`; or the
     finished Result when the case goes no further (too large, or a model onnx.checker rejects)."""
     started = time.perf_counter()
-    replay = replay_command(example, runner, options, ("--mode", mode) if mode != "input" else ())
+    replay = replay_command(example, runner, options, mode_options(mode))
     extra = {"mode": mode} if len(options.modes) > 1 or mode != "input" else {}
     refusal = too_large(example, options.max_elements)
     if refusal is not None:
@@ -519,14 +519,21 @@ def _bytes_held(item: Staged | Result) -> int:
     return held
 
 
-def replay_command(example: Example, runner: Runner, options: RunOptions, extra: tuple[str, ...] = ()) -> str:
-    """The one command that re-runs just this example on the same runner and judges it as the run did."""
+def replay_command(example: Example, runner: Runner, options: RunOptions, extra: tuple[str, ...] = (),
+                   command: str = "run", after: tuple[str, ...] = ()) -> str:
+    """The one command that re-runs just this example on the same runner and judges it as the run
+    did: `conform run`, or the `command` given (`diff`, with the second runner `after` the first)."""
     hypothesis = example.source == "hypothesis"
     found_in = () if hypothesis or options.case_roots == BUILTIN_ONLY else _case_file_options(example.source, options.case_roots)
-    head, tail = _replay_parts(example.op, example.version.since_version, hypothesis, options.seed if hypothesis else None,
-                               options.examples if hypothesis else None, (*found_in, *extra),
-                               (*judging_options(options), *runner.replay_options()))
+    head, tail = _replay_parts(command, example.op, example.version.since_version, hypothesis,
+                               options.seed if hypothesis else None, options.examples if hypothesis else None,
+                               (*found_in, *extra), (*judging_options(options), *runner.replay_options(), *after))
     return f"{head} --case {shlex.quote(example.id)} {tail}"
+
+
+def mode_options(mode: str) -> tuple[str, ...]:
+    """The options that build a case's model in `mode` again (none for the default)."""
+    return ("--mode", mode) if mode != "input" else ()
 
 
 def judging_options(options: RunOptions) -> tuple[str, ...]:
@@ -555,10 +562,10 @@ def _given_case_files(roots: tuple[Path, ...]) -> frozenset[str]:
 
 
 @lru_cache(maxsize=256)
-def _replay_parts(op: str, version: int, hypothesis: bool, seed: int | None, examples: int | None,
+def _replay_parts(command: str, op: str, version: int, hypothesis: bool, seed: int | None, examples: int | None,
                   extra: tuple[str, ...], runner_options: tuple[str, ...]) -> tuple[str, str]:
     """What every replay command of a group shares, before and after `--case ID`."""
-    words = ["conform", "run", "--op", op, "--opset", str(version)]
+    words = ["conform", command, "--op", op, "--opset", str(version)]
     words += ["--no-yaml", "--seed", str(seed), "--examples", str(examples)] if hypothesis else ["--no-hypothesis"]
     return shlex.join([*words, *extra]), shlex.join(runner_options)
 

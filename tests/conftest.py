@@ -6,6 +6,7 @@ import json
 import os
 import re
 import select
+import shlex
 import signal
 import subprocess
 import sys
@@ -111,6 +112,26 @@ def conform(tmp_path):
         return CliResult(completed, path)
 
     return run
+
+
+# A case file of a user's own, with a case the wrong_slice backend gets wrong.
+MY_SLICE_CASE = """op: Slice
+cases:
+  - name: my_reverse_to_the_front
+    spec: a case of the user's own, which wrong_slice gets wrong (a negative end with a negative step)
+    versions: [13]
+    dtypes: [float]
+    types: {Tind: [int64]}
+    inputs: {data: [1, 2, 3, 4], starts: [-1], ends: [-5], axes: [0], steps: [-1]}
+"""
+MY_SLICE_CASE_ID = "Slice-13/my_reverse_to_the_front/float/int64"
+
+
+def replayed(conform, record: dict):
+    """The record's replay command, run as a user pastes it (from the same folder)."""
+    words = shlex.split(record["replay"])
+    assert words[0] == "conform", record["replay"]
+    return conform(*words[1:])
 
 
 @pytest.fixture

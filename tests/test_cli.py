@@ -1,14 +1,13 @@
 """The CLI contract: exit codes, one-line errors (never a traceback), reports, replay."""
 
 import json
-import shlex
 import subprocess
 import sys
 
 import numpy as np
 import onnx
 import pytest
-from conftest import without_timings
+from conftest import MY_SLICE_CASE, MY_SLICE_CASE_ID, replayed, without_timings
 
 
 def assert_clean_error(result, code, *fragments):
@@ -80,43 +79,26 @@ def test_a_wrong_backend_fails_with_a_diff_and_a_replay_command(conform):
     assert again.code == 1 and again.report["summary"]["total"] == 1
 
 
-def replayed(conform, record: dict):
-    """The record's replay command, run as a user pastes it (from the same folder)."""
-    words = shlex.split(record["replay"])
-    assert words[0] == "conform", record["replay"]
-    return conform(*words[1:])
-
-
-MINE = """op: Slice
-cases:
-  - name: my_reverse_to_the_front
-    spec: a case of the user's own, which wrong_slice gets wrong (a negative end with a negative step)
-    versions: [13]
-    dtypes: [float]
-    types: {Tind: [int64]}
-    inputs: {data: [1, 2, 3, 4], starts: [-1], ends: [-5], axes: [0], steps: [-1]}
-"""
-MINE_ID = "Slice-13/my_reverse_to_the_front/float/int64"
 
 
 @pytest.mark.parametrize("given", ["--cases", "--only-cases"])
 def test_a_case_from_a_given_case_file_replays_from_that_file(conform, tmp_path, given):
     # The replay named the case's id alone, and without the file conform found no case with it (exit 2).
-    (tmp_path / "mine.yaml").write_text(MINE)
+    (tmp_path / "mine.yaml").write_text(MY_SLICE_CASE)
     run = conform("run", "--op", "Slice", "--opset", "13", "--no-hypothesis", given, "mine.yaml", "--backend", "wrong_slice",
-                  "--case", MINE_ID)
+                  "--case", MY_SLICE_CASE_ID)
     [record] = run.report["results"]
     assert record["outcome"] == "fail" and "--only-cases mine.yaml" in record["replay"]
     again = replayed(conform, record)
     assert again.code == 1, again.stderr
-    assert [(r["id"], r["outcome"]) for r in again.report["results"]] == [(MINE_ID, "fail")]
+    assert [(r["id"], r["outcome"]) for r in again.report["results"]] == [(MY_SLICE_CASE_ID, "fail")]
 
 
 def test_a_builtin_case_replays_without_the_given_case_files(conform, tmp_path):
-    (tmp_path / "mine.yaml").write_text(MINE)
+    (tmp_path / "mine.yaml").write_text(MY_SLICE_CASE)
     run = conform("run", "--op", "Slice", "--opset", "13", "--no-hypothesis", "--cases", "mine.yaml", "--backend", "wrong_slice",
                   "--dtype", "float")
-    builtin = [r for r in run.report["results"] if r["outcome"] == "fail" and r["id"] != MINE_ID]
+    builtin = [r for r in run.report["results"] if r["outcome"] == "fail" and r["id"] != MY_SLICE_CASE_ID]
     assert builtin and not any("--only-cases" in r["replay"] or "mine.yaml" in r["replay"] for r in builtin)
     assert replayed(conform, builtin[0]).code == 1
 

@@ -18,7 +18,7 @@ from conformance.execute import RunOptions, Staged, select_examples, stage
 from conformance.runners.fallback import PROFILES, fallback_message, next_profile_prefix, providers_that_ran, read_profile
 from conformance.runners import wire
 from conformance.runners.onnxruntime import OnnxRuntimeRunner, session_options
-from conftest import BACKENDS, CRASHING, PASSING, failing_starts, with_test_backends
+from conftest import BACKENDS, CRASHING, MY_SLICE_CASE, PASSING, failing_starts, replayed, with_test_backends
 
 DATA = Path(__file__).parent / "data"
 SLICE_FLOAT = ("run", "--op", "Slice", "--opset", "13", "--dtype", "float", "--no-hypothesis")
@@ -250,6 +250,112 @@ def test_a_diff_draws_its_progress_on_a_terminal(conform_on_a_terminal, tmp_path
                                   "--report-json", str(tmp_path / "diff.json"))
     cases = len(json.loads((tmp_path / "diff.json").read_text())["results"])
     assert drawn.counts("diff Clip")[-1] == (cases, str(cases))
+
+
+def diff_records(conform, tmp_path, *args: str) -> tuple[object, list[dict]]:
+    """`conform diff ARGS`, and its report's records of the cases the two runners disagree on."""
+    result = conform("diff", *args, "--report-json", str(tmp_path / "diff.json"), columns=None)
+    records = json.loads((tmp_path / "diff.json").read_text())["results"]
+    return result, [r for r in records if r["disagreement"]]
+
+
+def replayed_diff(conform, tmp_path, record: dict) -> list[dict]:
+    """The records of a disagreement's replay command, run as a user pastes it (its report goes
+    to the default place, under reports/)."""
+    again = replayed(conform, record)
+    assert again.code == 1, again.stderr  # a replayed disagreement is one still
+    return json.loads((tmp_path / "reports" / f"diff-{record['op']}.json").read_text())["results"]
+
+
+def verdicts(record: dict) -> tuple:
+    return record["id"], record.get("mode"), record["outcome"], record["against"]["outcome"], record["disagreement"]
+
+
+def test_each_disagreement_replays_as_a_diff_of_that_case_alone_on_both_runners(conform, tmp_path):
+    # The replay was the first runner's `conform run`: it showed one side of the disagreement, and
+    # a diff had no --case, --mode, --cases or --no-yaml to run the case again on both.
+    result, disagreeing = diff_records(conform, tmp_path, "--op", "Slice", "--opset", "13", "--dtype", "float",
+                                       "--no-hypothesis", "--mode", "all", "--backend", "mode_sensitive", "--against", "cpu")
+    by_mode = {r["mode"]: r for r in disagreeing if r["id"] == "Slice-13/negative_start/float/int64"}
+    assert set(by_mode) == {"initializer"}  # mode_sensitive slices graph inputs and Constant nodes' values right
+    record = by_mode["initializer"]
+    assert record["replay"].startswith("conform diff ") and record["replay"].endswith(" --against cpu")
+    assert " --mode initializer " in record["replay"]
+    assert f"  replay: {record['replay']}" in result.stdout.splitlines()
+    assert [verdicts(r) for r in replayed_diff(conform, tmp_path, record)] == [verdicts(record)]
+
+
+def test_a_disagreement_on_a_users_case_or_a_hypothesis_case_replays_from_where_it_came(conform, tmp_path):
+    (tmp_path / "mine.yaml").write_text(MY_SLICE_CASE)
+    _, from_file = diff_records(conform, tmp_path, "--op", "Slice", "--opset", "13", "--no-hypothesis", "--cases", "mine.yaml",
+                                "--backend", "wrong_slice", "--against", "reference")
+    [mine] = [r for r in from_file if r["case"] == "my_reverse_to_the_front"]
+    assert "--only-cases mine.yaml" in mine["replay"]
+    assert [verdicts(r) for r in replayed_diff(conform, tmp_path, mine)] == [verdicts(mine)]
+    _, drawn = diff_records(conform, tmp_path, "--op", "Slice", "--opset", "13", "--dtype", "int32", "--no-yaml",
+                            "--examples", "30", "--seed", "3", "--backend", "wrong_slice", "--against", "reference")
+    assert drawn and all(r["source"] == "hypothesis" for r in drawn)
+    assert [verdicts(r) for r in replayed_diff(conform, tmp_path, drawn[0])] == [verdicts(drawn[0])]
+
+
+def test_a_diff_under_strict_zero_tells_zeros_apart_and_its_replay_does_too(conform, tmp_path):
+    args = ("--op", "Clip", "--opset", "13", "--dtype", "float", "--no-hypothesis", "--backend", "signed_zero", "--against", "cpu")
+    plain, _ = diff_records(conform, tmp_path, *args)
+    strict, disagreeing = diff_records(conform, tmp_path, *args, "--strict-zero")
+    assert plain.code == 0 and strict.code == 1 and disagreeing
+    record = disagreeing[0]
+    assert "--strict-zero" in record["replay"] and "-0.0" in record["disagreement"]
+    assert [verdicts(r) for r in replayed_diff(conform, tmp_path, record)] == [verdicts(record)]
+
+
+def test_a_diff_s_messages_name_each_runner_where_they_said_expected_and_got(conform, tmp_path):
+    # "expected" was the first runner's answer and "got" the second's: neither is the expected one.
+    _, disagreeing = diff_records(conform, tmp_path, "--op", "Slice", "--opset", "13", "--dtype", "float", "--no-hypothesis",
+                                  "--backend", "wrong_slice", "--against", "reference")
+    # Where onnx.reference passes, its output is the reference's one reading.
+    answered = [r for r in disagreeing if r["actual"] and r["against"]["outcome"] == "pass"]
+    assert answered
+    for record in answered:
+        [second] = [reading["outputs"][0]["shape"] for reading in record["expected"]["readings"]]
+        assert record["disagreement"].startswith(f"output 0: backend:wrong_slice float{record['actual'][0]['shape']}, "
+                                                 f"onnx.reference float{second}"), record["disagreement"]
+        assert "expected" not in record["disagreement"] and "got" not in record["disagreement"]
+
+
+def test_a_diff_of_onnxruntime_with_and_without_its_optimizations_tells_the_two_apart(conform, tmp_path):
+    from conformance.differential import runner_labels
+    from conformance.runners import make_runner
+
+    result, _ = diff_records(conform, tmp_path, "--op", "Clip", "--opset", "13", "--dtype", "float", "--no-hypothesis",
+                             "--optimizations", "off", "--against", "cpu")
+    report = json.loads((tmp_path / "diff.json").read_text())
+    assert result.code == 0 and report["runner"]["first"]["optimizations"] == "off"
+    assert report["runner"]["second"]["optimizations"] == "on"
+    assert runner_labels(make_runner(optimizations="off"), make_runner()) == \
+        ("onnxruntime CPUExecutionProvider optimizations off", "onnxruntime CPUExecutionProvider")
+    assert len(set(runner_labels(make_runner(), make_runner()))) == 2  # the same runner twice, told apart
+    both = conform("diff", "--op", "Clip", "--optimizations", "both", "--against", "cpu")
+    assert both.code == 2 and both.stderr.strip() == "error: --optimizations in a diff takes on or off, not 'both'"
+
+
+@pytest.mark.parametrize("runner", [dict(runner="reference"), dict(), dict(backend="wrong_slice"),
+                                    dict(backend="onnxruntime.backend"), dict(backend="reference")])
+def test_a_diff_replay_names_its_second_runner_as_against_reads_it(runner, monkeypatch, tmp_path):
+    from conformance.differential import against_option, runner_from_name
+    from conformance.runners import make_runner
+
+    # A backend module named as a runner is: `--against reference` would be onnx.reference.
+    (tmp_path / "reference.py").write_text("from onnxruntime.backend import prepare, supports_device\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.syspath_prepend(str(BACKENDS))
+    made = make_runner(**runner)
+    assert runner_from_name(against_option(made), isolate=False, timeout=10).describe() == made.describe()
+
+
+def test_a_diff_counts_one_case_and_one_disagreement_in_the_singular(conform, tmp_path):
+    result, _ = diff_records(conform, tmp_path, "--op", "Slice", "--opset", "13", "--no-hypothesis", "--backend", "wrong_slice",
+                             "--against", "reference", "--case", "Slice-13/negative_step_int_min_end/float/int64")
+    assert result.code == 1 and result.stdout.splitlines()[-1].startswith("1 case, 1 disagreement. JSON report: ")
 
 
 def test_diff_against_an_unavailable_provider_is_exit_3(conform):

@@ -27,8 +27,8 @@ SEVERITY = (*FAILING, XPASS, LENIENT, UNSUPPORTED, XFAIL, AMBIGUOUS, SKIPPED, PA
 
 
 def plural(noun: str, count: int) -> str:
-    """`noun` as a count of more than one names it: an s added (a y after a consonant made ies)."""
-    if count <= 1:
+    """`noun` as a count other than one names it: an s added (a y after a consonant made ies)."""
+    if count == 1:
         return noun
     return f"{noun[:-1]}ies" if noun.endswith("y") and noun[-2:-1] not in "aeiou" else f"{noun}s"
 
