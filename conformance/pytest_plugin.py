@@ -12,6 +12,7 @@ item and a stale expectation fails the session.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -47,6 +48,18 @@ OPTIONS = (
     ("--conform-no-isolation", {"action": "store_true",
                                 "help": "Run the runtime in pytest's process (a crash ends the session)."}),
 )
+
+
+def in_plugin_terms(message: str) -> str:
+    """A message of conform's, its `run` options named as this plugin names them: the advice "run
+    with --no-isolation" is `--conform-no-isolation` here (pytest has no `--no-isolation`)."""
+    names = {name for name, _ in OPTIONS}
+
+    def renamed(option: re.Match) -> str:
+        prefixed = f"--conform-{option[1]}"
+        return prefixed if prefixed in names else option[0]
+
+    return re.sub(r"(?<![\w-])--([a-z][a-z-]*)", renamed, message)
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -106,7 +119,7 @@ class ConformItem(pytest.Item):
         try:
             result = run_one(self.example, runner, conform.options, self.mode)
         except ConformError as error:  # the runtime cannot be loaded at all: no case can run
-            pytest.exit(f"conform: {error.message}", returncode=pytest.ExitCode.USAGE_ERROR)
+            pytest.exit(f"conform: {in_plugin_terms(error.message)}", returncode=pytest.ExitCode.USAGE_ERROR)
         conform.results.append(result)
         [result], _ = apply([result], conform.expectations, runner.describe())
         self.user_properties.append(("outcome", result.outcome))
@@ -157,7 +170,7 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
     except ConformError as error:
         # pytest prints a UsageError as one "ERROR:" line and exits 4, where any other exception
         # would be an INTERNALERROR traceback.
-        raise pytest.UsageError(f"conform: {error.message}") from None
+        raise pytest.UsageError(f"conform: {in_plugin_terms(error.message)}") from None
     config.stash[SESSION] = conform
     conform.items = len(added)
     items.extend(added)

@@ -159,6 +159,9 @@ def test_pytest_plugin_failures_show_the_diff(tmp_path):
     (("--conform-op", "Slice", "--conform-timeout", "0"), "ERROR: conform: --conform-timeout takes seconds from 0.1 to 86400, not 0"),
     (("--conform-op", "Slice", "--conform-only-cases", "missing.yaml"), "ERROR: conform: missing.yaml: no such case file or folder"),
     (("--conform-op", "Slice", "--conform-cases", "bad.yaml"), "ERROR: conform: bad.yaml:4: unknown key 'dtypse' (did you mean 'dtypes'?)"),
+    # conform's options, named as the plugin names them: pytest has no --no-yaml.
+    (("--conform-op", "Slice", "--conform-no-yaml", "--conform-no-hypothesis"),
+     "ERROR: conform: nothing to run: --conform-no-yaml and --conform-no-hypothesis together leave no source of cases"),
 ])
 def test_pytest_plugin_bad_options_are_one_error_line_not_an_internal_error(tmp_path, options, message):
     (tmp_path / "bad.yaml").write_text("op: Slice\ncases:\n  - name: x\n    dtypse: [float]\n")
@@ -175,6 +178,7 @@ def test_pytest_plugin_a_runtime_no_worker_can_load_stops_the_session_with_one_l
     output = completed.stdout + completed.stderr
     assert completed.returncode == pytest.ExitCode.USAGE_ERROR, output
     assert "conform: the runtime could not be loaded in a worker process: two workers in a row failed to load it" in output
+    assert "run with --conform-no-isolation to load it in this process" in output and " --no-isolation" not in output
     assert "Traceback" not in output and "INTERNALERROR" not in output
     assert 2 <= len((tmp_path / "loads.txt").read_text().splitlines()) <= 3  # two workers tried (and a spare), not one an item
 
