@@ -418,7 +418,7 @@ def _inside_the_run(jobs: int, isolate: bool) -> float:
     started = time.perf_counter()
     units = plan(options)
     if jobs > 1:
-        run_parallel(units, options, RunnerSpec(), jobs, isolate, 10.0)
+        run_parallel(units, options, RunnerSpec(), jobs, isolate)
     else:
         runner = make_runner(isolate=isolate)
         run_examples(select_examples(options, units), runner, options)

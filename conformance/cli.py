@@ -31,7 +31,7 @@ from .report import console as console_report
 from .report import SEVERITY, exit_code, gate_record, json_report, plural
 from .model import MODES
 from .output import check_writable, is_stream
-from .runners import OPTIMIZATIONS, RunnerSpec, make_runner
+from .runners import DEFAULT_TIMEOUT, OPTIMIZATIONS, RunnerSpec, make_runner
 from .lifetime import settle_imports
 
 
@@ -72,7 +72,7 @@ NO_YAML = typer.Option(False, "--no-yaml", help="Only the hypothesis cases.")
 CASES = typer.Option([], "--cases", help="Extra case files or folders.")
 ONLY_CASES = typer.Option([], "--only-cases", help="Use only these case files or folders (not the built-in ones).")
 # A day: longer is no limit in practice, and the system's clocks overflow on `inf`.
-TIMEOUT = typer.Option(10.0, "--timeout", min=0.1, max=86400, help="Seconds a case may take before it is a timeout (at most 86400).")
+TIMEOUT = typer.Option(DEFAULT_TIMEOUT, "--timeout", min=0.1, max=86400, help="Seconds a case may take before it is a timeout (at most 86400).")
 NO_ISOLATION = typer.Option(False, "--no-isolation", help="Run the runtime in this process (a crash ends the run).")
 REPORT_JSON = typer.Option(None, "--report-json", help="Where to write the JSON report.")
 CASE = typer.Option([], "--case", help="Only the case with this id (repeatable); see a report's 'replay'.")
@@ -157,10 +157,11 @@ def run_command(
         modes=parse_choice(mode, MODES, "--mode"),
         max_elements=max_elements,
         shard=parse_shard(shard),
+        timeout=timeout,
     )
     expectations = load_expectations(expect) if expect else []
     levels = parse_choice(optimizations, OPTIMIZATIONS, "--optimizations")
-    runners = [make_runner(runner, provider, backend, level, isolate=not no_isolation, timeout=timeout) for level in levels]
+    runners = [make_runner(runner, provider, backend, level, isolate=not no_isolation, timeout=options.timeout) for level in levels]
     path = report_json or DEFAULT_REPORT_DIR / _default_report_name(options, bool(from_dirs))
     junit = junit or (path.with_suffix(".xml") if ci else None)
     html_report = html_report or (path.with_suffix(".html") if ci else None)
@@ -171,9 +172,9 @@ def run_command(
     level = levels[0]
     with _interruptible() as interrupted:
         if from_dirs:
-            execute, skipped = _golden_execution(from_dirs, options, jobs, RunnerSpec(runner, provider, backend), not no_isolation, timeout)
+            execute, skipped = _golden_execution(from_dirs, options, jobs, RunnerSpec(runner, provider, backend), not no_isolation)
         else:
-            execute, skipped = _generated_execution(options, jobs, RunnerSpec(runner, provider, backend), not no_isolation, timeout), []
+            execute, skipped = _generated_execution(options, jobs, RunnerSpec(runner, provider, backend), not no_isolation), []
         for level, chosen_runner in zip(levels, runners):
             finished = []
             found = execute(chosen_runner, level, finished.append, path.parent / "minimal")
@@ -243,7 +244,7 @@ def _default_report_name(options: RunOptions, golden: bool) -> str:
     return f"{stem}.json"
 
 
-def _generated_execution(options: RunOptions, jobs: int | None, spec: RunnerSpec, isolate: bool, timeout: float):
+def _generated_execution(options: RunOptions, jobs: int | None, spec: RunnerSpec, isolate: bool):
     """How a generated run executes at one optimization level: serially, or across worker processes."""
     units = plan(options)
     workers = worker_count(jobs, len(units))
@@ -255,10 +256,10 @@ def _generated_execution(options: RunOptions, jobs: int | None, spec: RunnerSpec
         if workers == 1:
             results = _with_progress(options.op, len(selected) * len(options.modes), on_result,
                                      lambda advance, _: run_examples(selected, runner, options, advance))
-            side_by_side = (lambda tasks: shrink_side_by_side(tasks, options, leveled, timeout, _note)) \
+            side_by_side = (lambda tasks: shrink_side_by_side(tasks, options, leveled, _note)) \
                 if shrinks_side_by_side(jobs) else None
             return shrink_failures(results, runner, options, shrunk_into, side_by_side)
-        with WorkerPool.for_units(units, workers, options, leveled, isolate, timeout, _note) as pool:
+        with WorkerPool.for_units(units, workers, options, leveled, isolate, _note) as pool:
             results = _with_progress(f"{options.op} ({workers} jobs)", planned_count(units, options), on_result,
                                      lambda advance, _: pool.run(units, advance))
             return shrink_failures(results, runner, options, shrunk_into, pool.minimal_cases)
@@ -266,8 +267,7 @@ def _generated_execution(options: RunOptions, jobs: int | None, spec: RunnerSpec
     return execute
 
 
-def _golden_execution(paths: list[Path], options: RunOptions, jobs: int | None, spec: RunnerSpec, isolate: bool,
-                      timeout: float):
+def _golden_execution(paths: list[Path], options: RunOptions, jobs: int | None, spec: RunnerSpec, isolate: bool):
     """How a golden run executes at one optimization level (the stored tests the options choose,
     each run as stored: serially, or read and run across worker processes), and the tests it
     skips, with why (filled in as it reads them)."""
@@ -287,7 +287,7 @@ def _golden_execution(paths: list[Path], options: RunOptions, jobs: int | None, 
                                  lambda advance, skip: run_golden(everything, runner, options, advance, skip), skipped.extend)
         else:
             leveled = dataclasses.replace(spec, optimizations=level)
-            with WorkerPool.for_units(units, workers, options, leveled, isolate, timeout, _note) as pool:
+            with WorkerPool.for_units(units, workers, options, leveled, isolate, _note) as pool:
                 run = _with_progress(f"golden tests ({workers} jobs)", total, on_result,
                                      lambda advance, skip: pool.run_golden(units, advance, skip), skipped.extend)
         _check_golden_selection(run, paths, options)
@@ -468,8 +468,8 @@ def generate_command(
 
 def _pool_running_no_runtime(units: list, workers: int, options: RunOptions) -> WorkerPool:
     """Worker processes for work that runs no runtime (`verify`, `generate`): no runner is ever
-    made in them, so the runner spec and timeout are never used, and nothing needs watching."""
-    return WorkerPool.for_units(units, workers, options, RunnerSpec(), False, TIMEOUT.default, _note)
+    made in them, so the runner spec and the options' timeout are never used, and nothing needs watching."""
+    return WorkerPool.for_units(units, workers, options, RunnerSpec(), False, _note)
 
 
 @app.command("verify", epilog=_exit_codes("every stored output is one the spec allows", "at least one is not",
@@ -548,13 +548,13 @@ def diff_command(
     options = RunOptions(op=for_op(op).op, opset=opset, dtypes=tuple(dtype(d).name for d in dtypes), case_ids=tuple(case),
                          strict_zero=strict_zero, case_roots=casefile.case_roots(cases, only_cases), use_yaml=not no_yaml,
                          use_hypothesis=not no_hypothesis, examples=examples, seed=seed,
-                         modes=parse_choice(mode, MODES, "--mode"), max_elements=max_elements)
+                         modes=parse_choice(mode, MODES, "--mode"), max_elements=max_elements, timeout=timeout)
     if optimizations not in OPTIMIZATIONS:  # one level: a diff runs each case once on each runner
         raise UsageError(f"--optimizations in a diff takes {' or '.join(OPTIMIZATIONS)}, not '{optimizations}'")
     path = report_json or DEFAULT_REPORT_DIR / f"diff-{options.op}.json"
     _check_writable((path, "the JSON report"))
-    first = make_runner(runner, provider, backend, optimizations, isolate=not no_isolation, timeout=timeout)
-    second = runner_from_name(against, isolate=not no_isolation, timeout=timeout)
+    first = make_runner(runner, provider, backend, optimizations, isolate=not no_isolation, timeout=options.timeout)
+    second = runner_from_name(against, isolate=not no_isolation, timeout=options.timeout)
     results: list = []
     with _interruptible() as interrupted:
         selected = select_examples(options)

@@ -27,6 +27,7 @@ from .providers import DML_PROVIDER, directml_clip_note
 from .reference import for_op
 from .reference.base import Expected, single
 from .registry import OpVersion, version_in_force, versions
+from .runners import DEFAULT_TIMEOUT
 from .runners.base import Runner, RunOutput
 
 
@@ -52,6 +53,7 @@ class RunOptions:
     modes: tuple[str, ...] = ("input",)
     max_elements: int = DEFAULT_MAX_ELEMENTS
     shard: tuple[int, int] = (1, 1)  # K of N: a deterministic 1/N of the cases
+    timeout: float = DEFAULT_TIMEOUT  # seconds a case may take in a runtime in a worker process
     # (case id, mode, seconds, what the runtime wrote to stderr meanwhile) of the case a worker was
     # stopped in for overrunning the case timeout: a timeout without being run again (see `with_known_hang`).
     known_timeout: tuple[str, str, float, str] | None = None
@@ -538,11 +540,13 @@ def mode_options(mode: str) -> tuple[str, ...]:
 
 def judging_options(options: RunOptions) -> tuple[str, ...]:
     """The options given that change a case's verdict, as a replay command repeats them: without
-    --strict-zero a case failed on a -0.0 replays as a pass, and --max-elements decides which cases
-    are refused as too large."""
+    --strict-zero a case failed on a -0.0 replays as a pass, --max-elements decides which cases
+    are refused as too large, and --timeout which slow ones are timeouts."""
     words = ("--strict-zero",) if options.strict_zero else ()
     if options.max_elements != DEFAULT_MAX_ELEMENTS:
         words += ("--max-elements", str(options.max_elements))
+    if options.timeout != DEFAULT_TIMEOUT:
+        words += ("--timeout", f"{options.timeout:g}")
     return words
 
 

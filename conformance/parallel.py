@@ -94,10 +94,10 @@ def shrinks_side_by_side(requested: int | None, cores: int | None = None) -> boo
 
 
 def run_parallel(units: list[WorkUnit], options: RunOptions, spec: RunnerSpec, jobs: int, isolate: bool,
-                 timeout: float, on_result: Callable[[Result], None] = lambda r: None,
+                 on_result: Callable[[Result], None] = lambda r: None,
                  on_note: Callable[[str], None] = lambda note: None) -> list[Result]:
     """Every unit of the run's plan, in `jobs` worker processes; results in plan order."""
-    with WorkerPool.for_units(units, jobs, options, spec, isolate, timeout, on_note) as pool:
+    with WorkerPool.for_units(units, jobs, options, spec, isolate, on_note) as pool:
         return pool.run(units, on_result)
 
 
@@ -107,22 +107,22 @@ class WorkerPool:
     Whatever a worker that died was doing is done again by careful workers, on the runner in a
     process of their own (whatever `isolate` says: a runtime that crashed once may crash again), and
     `on_note` hears of it; what a careful worker that died was doing is done here, the same way.
-    With `isolate` the workers are watched: one that spends more than `timeout` in one runtime call
-    is stopped, and so treated. Leaving the `with` block on an exception kills the workers at once.
+    With `isolate` the workers are watched: one that spends more than the options' timeout in one
+    runtime call is stopped, and so treated. Leaving the `with` block on an exception kills the workers at once.
     """
 
-    def __init__(self, jobs: int, options: RunOptions, spec: RunnerSpec, isolate: bool, timeout: float,
+    def __init__(self, jobs: int, options: RunOptions, spec: RunnerSpec, isolate: bool,
                  on_note: Callable[[str], None] = lambda note: None) -> None:
-        self._options, self._spec, self._timeout = options, spec, timeout
-        self._pool = _Pool(jobs, (spec, options, timeout), on_note, timeout if isolate else None,
+        self._options, self._spec = options, spec
+        self._pool = _Pool(jobs, (spec, options), on_note, options.timeout if isolate else None,
                            share=_parts, merge=lambda answers: _merged(answers, options), mark_hang=_with_hang)
         self._rescuer: list[Runner] = []  # made only when a careful worker dies
 
     @classmethod
     def for_units(cls, units: list[WorkUnit], jobs: int, options: RunOptions, spec: RunnerSpec, isolate: bool,
-                  timeout: float, on_note: Callable[[str], None] = lambda note: None) -> "WorkerPool":
+                  on_note: Callable[[str], None] = lambda note: None) -> "WorkerPool":
         """A pool of `jobs` workers, or of one per unit when the run has fewer units than that."""
-        return cls(min(jobs, len(units)) or 1, options, spec, isolate, timeout, on_note)
+        return cls(min(jobs, len(units)) or 1, options, spec, isolate, on_note)
 
     def run(self, units: list[WorkUnit], on_result: Callable[[Result], None] = lambda r: None) -> list[Result]:
         """Every unit's results, in plan order; `on_result` hears each as it is handed out."""
@@ -175,7 +175,7 @@ class WorkerPool:
 
     def _rescue(self, task: Task):
         if not self._rescuer:
-            self._rescuer.append(IsolatedRunner(self._spec, self._timeout))
+            self._rescuer.append(IsolatedRunner(self._spec, self._options.timeout))
         return _perform(task, self._rescuer[0], self._options)
 
     def __enter__(self) -> "WorkerPool":
@@ -190,13 +190,13 @@ class WorkerPool:
                 runner.close()
 
 
-def shrink_side_by_side(tasks: list[ShrinkTask], options: RunOptions, spec: RunnerSpec, timeout: float,
+def shrink_side_by_side(tasks: list[ShrinkTask], options: RunOptions, spec: RunnerSpec,
                         on_note: Callable[[str], None] = lambda note: None, cores: int | None = None) -> list[Minimal]:
     """A serial run's failing groups shrunk in watched worker processes, one per core, in the order
-    given: one that crashes, or spends longer than `timeout` in one runtime call, has its group
-    shrunk again by a careful worker (see WorkerPool)."""
+    given: one that crashes, or spends longer than the options' timeout in one runtime call, has its
+    group shrunk again by a careful worker (see WorkerPool)."""
     jobs = min(len(tasks), cores or os.cpu_count() or 1)
-    with WorkerPool(jobs, options, spec, True, timeout, on_note) as pool:
+    with WorkerPool(jobs, options, spec, True, on_note) as pool:
         return pool.minimal_cases(tasks)
 
 
@@ -307,8 +307,7 @@ def _merged(answers: list, options: RunOptions):
     return next((a for a in answers if isinstance(a, _Refused)), None) or merge_parts(answers, options)
 
 
-def _serve(spec: RunnerSpec, options: RunOptions, timeout: float, careful: bool, watch: "_Watch",
-           connection: Connection) -> None:
+def _serve(spec: RunnerSpec, options: RunOptions, careful: bool, watch: "_Watch", connection: Connection) -> None:
     if careful:
         with watch.loading():  # its isolated runner loads the runtime here, to check it is there
             # It restarts its runtime worker after every crash or hang: from a server of its own,
@@ -318,7 +317,7 @@ def _serve(spec: RunnerSpec, options: RunOptions, timeout: float, careful: bool,
             # no spare worker: beside the other jobs no core is free to load one ahead (Slice-13
             # on a runtime that crashes 133 times, two jobs, five runs each in turn: 11.5-12.5 s
             # without spares, 12.0-13.4 s with them).
-            runner = IsolatedRunner(spec, timeout, keep_spare=False)
+            runner = IsolatedRunner(spec, options.timeout, keep_spare=False)
     else:
         runner = _Watched(spec, watch)  # which loads the runtime, watched, when first asked to run
 

@@ -44,7 +44,7 @@ OPTIONS = (
     ("--conform-fail-on-unsupported", {"action": "store_true", "help": "Fail on unsupported cases."}),
     ("--conform-expect", {"help": "Expectations file of known deviations."}),
     ("--conform-strict", {"action": "store_true", "help": "An xpass fails its item; a stale expectation fails the session."}),
-    ("--conform-timeout", {"type": float, "default": 10.0, "help": "Seconds a case may take before it is a timeout."}),
+    ("--conform-timeout", {"type": float, "help": "Seconds a case may take before it is a timeout (default: as conform run's)."}),
     ("--conform-no-isolation", {"action": "store_true",
                                 "help": "Run the runtime in pytest's process (a crash ends the session)."}),
 )
@@ -184,11 +184,12 @@ def _conform_session(config: pytest.Config) -> ConformSession:
     from .model import MODES
     from .reference import for_op
     from .report import gate_record, recorded_gate
-    from .runners import OPTIMIZATIONS, make_runner
+    from .runners import DEFAULT_TIMEOUT, OPTIMIZATIONS, make_runner
     from .errors import UsageError
 
     option = config.getoption
     examples, timeout = option("--conform-examples"), option("--conform-timeout")
+    timeout = DEFAULT_TIMEOUT if timeout is None else timeout
     if not 0.1 <= timeout <= 86400:
         raise UsageError(f"--conform-timeout takes seconds from 0.1 to 86400, not {timeout:g}")
     options = RunOptions(
@@ -198,11 +199,11 @@ def _conform_session(config: pytest.Config) -> ConformSession:
         case_roots=casefile.case_roots(map(Path, option("--conform-cases")), map(Path, option("--conform-only-cases"))),
         use_yaml=not option("--conform-no-yaml"), use_hypothesis=not option("--conform-no-hypothesis"),
         examples=strategies.DEFAULT_EXAMPLES if examples is None else examples, seed=option("--conform-seed"),
-        modes=parse_choice(option("--conform-mode"), MODES, "--conform-mode"),
+        modes=parse_choice(option("--conform-mode"), MODES, "--conform-mode"), timeout=timeout,
     )
     levels = parse_choice(option("--conform-optimizations"), OPTIMIZATIONS, "--conform-optimizations")
     runners = {level: make_runner(option("--conform-runner"), option("--conform-provider"), option("--conform-backend"), level,
-                                  isolate=not option("--conform-no-isolation"), timeout=timeout) for level in levels}
+                                  isolate=not option("--conform-no-isolation"), timeout=options.timeout) for level in levels}
     expect = option("--conform-expect")
     gate = gate_record(option("--conform-strict-validation"), option("--conform-fail-on-unsupported"), option("--conform-strict"))
     failing, strict = recorded_gate({"options": gate})

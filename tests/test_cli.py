@@ -115,6 +115,27 @@ def test_a_replay_judges_its_case_under_the_runs_strict_zero(conform):
     assert again.code == 1 and [(r["id"], r["outcome"]) for r in again.report["results"]] == [(failed[0]["id"], "fail")]
 
 
+def test_a_replay_judges_its_case_under_the_runs_timeout(conform):
+    # The replay left --timeout out: a case that timed out at 1 s was given 10 s on replay (and a
+    # case slower than 1 s but faster than 10 replayed as a pass).
+    hanging = "Slice-13/start_beyond_dim/float/int64"  # the crashy backend sleeps 600 s on it
+    run = conform("run", "--op", "Slice", "--opset", "13", "--no-hypothesis", "--backend", "crashy", "--case", hanging,
+                  "--timeout", "1")
+    [record] = run.report["results"]
+    assert record["outcome"] == "timeout" and "--timeout 1 " in record["replay"]
+    again = replayed(conform, record)
+    assert [(r["id"], r["outcome"], r["message"]) for r in again.report["results"]] == [(hanging, "timeout", record["message"])]
+
+
+def test_a_runs_timeout_is_in_every_replay_whatever_its_jobs(conform):
+    args = ("run", "--op", "Slice", "--opset", "13", "--no-hypothesis", "--dtype", "float", "--backend", "wrong_slice", "--timeout", "3")
+    serial, side_by_side = conform(*args, "--jobs", "1"), conform(*args, "--jobs", "2")
+    replays = [[r["replay"] for r in run.report["results"]] for run in (serial, side_by_side)]
+    assert replays[0] == replays[1] and all(" --timeout 3 " in replay for replay in replays[0])
+    default = conform(*args[:-2])
+    assert not any("--timeout" in r["replay"] for r in default.report["results"])
+
+
 def test_a_replay_refuses_a_case_too_large_as_the_run_did(conform):
     run = conform("run", "--op", "Clip", "--opset", "13", "--dtype", "float", "--no-hypothesis", "--max-elements", "6")
     refused = [r for r in run.report["results"] if r["outcome"] == "skipped"]

@@ -431,7 +431,7 @@ def test_a_verify_pool_checks_the_units_in_its_workers(tmp_path, monkeypatch):
 
     monkeypatch.setattr(golden, "verify_dir", not_here)
     heard = []
-    with WorkerPool.for_units(units, 2, options, RunnerSpec(), False, 10.0) as pool:
+    with WorkerPool.for_units(units, 2, options, RunnerSpec(), False) as pool:
         pooled = pool.run_golden(units, heard.append)
     assert len(units) >= 2 and len(serial.results) > golden.GOLDEN_CHUNK
     assert [(r.example.id, r.outcome, r.replay) for r in pooled.results] == [(r.example.id, r.outcome, r.replay) for r in serial.results]
@@ -605,7 +605,7 @@ def test_a_generate_pool_writes_the_tests_in_its_workers(tmp_path, monkeypatch):
 
     monkeypatch.setattr(golden, "_planned", not_here)
     heard = []
-    with WorkerPool.for_units(tasks, 2, options, RunnerSpec(), False, 10.0) as pool:
+    with WorkerPool.for_units(tasks, 2, options, RunnerSpec(), False) as pool:
         pool.write_tests(tasks, heard.append)
     assert len(tasks) >= 3 and [index for index, _ in heard] == list(range(len(tasks)))
     assert [entry for _, entries in heard for entry in entries] == serial["tests"]

@@ -174,7 +174,7 @@ def test_a_worker_that_dies_before_taking_its_unit_hands_it_to_the_rescue():
     from conformance.runners import RunnerSpec
 
     options = RunOptions(op="Slice", opset=13, dtypes=("float",), use_hypothesis=False)
-    worker = _Worker((RunnerSpec(), options, 10.0))
+    worker = _Worker((RunnerSpec(), options))
     worker.process.kill()
     worker.process.join(10)
     worker.give(0, plan(options)[0])
@@ -193,7 +193,7 @@ def test_a_dead_workers_running_unit_goes_to_a_careful_worker_and_the_rest_back_
     options = RunOptions(op="Slice", opset=13, dtypes=("float",), use_hypothesis=False)
     units = plan(options)[:3]
     notes = []
-    pool = _Pool(1, (RunnerSpec(), options, 10.0), notes.append)
+    pool = _Pool(1, (RunnerSpec(), options), notes.append)
     first = pool._workers[0]
     first.process.kill()
     first.process.join(10)
@@ -244,7 +244,7 @@ def test_after_a_death_the_dead_workers_unit_is_shared_out_and_every_worker_turn
         shared.append(_parts(unit, count))
         return shared[-1]
 
-    pool = _Pool(2, (RunnerSpec(), options, 10.0), notes.append, share=share, merge=lambda a: merge_parts(a, options))
+    pool = _Pool(2, (RunnerSpec(), options), notes.append, share=share, merge=lambda a: merge_parts(a, options))
     first, second = pool._workers
     first.process.kill()
     first.process.join(10)
@@ -312,7 +312,7 @@ def test_a_system_that_will_not_start_worker_processes_is_an_unavailable_error(m
         run_examples(select_examples(options)[:2], runner, options)
     runner.close()
     with pytest.raises(UnavailableError, match="could not start a worker process"):
-        run_parallel(plan(options), options, RunnerSpec(), 2, False, 10.0)
+        run_parallel(plan(options), options, RunnerSpec(), 2, False)
 
 
 def test_the_workers_shrink_a_runs_failures_as_a_serial_run_would(conform, tmp_path):
@@ -369,7 +369,7 @@ def test_a_pool_shrinks_each_task_in_its_workers_in_the_order_given(monkeypatch,
 
     tasks, serial = failing_groups
     not_in_this_process(monkeypatch)
-    with WorkerPool(2, SHRINKING, RunnerSpec(backend="wrong_slice"), False, 10.0) as pool:
+    with WorkerPool(2, SHRINKING, RunnerSpec(backend="wrong_slice"), False) as pool:
         assert shrunk(pool.minimal_cases(tasks)) == shrunk(serial)
 
 
@@ -379,7 +379,7 @@ def test_a_serial_runs_failures_are_shrunk_side_by_side_in_workers(monkeypatch, 
 
     tasks, serial = failing_groups
     not_in_this_process(monkeypatch)
-    assert shrunk(shrink_side_by_side(tasks, SHRINKING, RunnerSpec(backend="wrong_slice"), 10.0, cores=2)) == shrunk(serial)
+    assert shrunk(shrink_side_by_side(tasks, SHRINKING, RunnerSpec(backend="wrong_slice"), cores=2)) == shrunk(serial)
 
 
 def test_a_worker_that_dies_while_shrinking_has_its_group_shrunk_by_the_careful_worker_in_its_place(
@@ -390,7 +390,7 @@ def test_a_worker_that_dies_while_shrinking_has_its_group_shrunk_by_the_careful_
     tasks, serial = failing_groups
     not_in_this_process(monkeypatch)
     notes = []
-    with WorkerPool(1, SHRINKING, RunnerSpec(backend="wrong_slice"), False, 10.0, notes.append) as pool:
+    with WorkerPool(1, SHRINKING, RunnerSpec(backend="wrong_slice"), False, notes.append) as pool:
         pool._pool._workers[0].process.kill()
         assert shrunk(pool.minimal_cases(tasks[:2])) == shrunk(serial[:2])
         assert pool._pool._workers[0].careful
@@ -406,7 +406,7 @@ def test_a_careful_worker_that_dies_has_its_unit_done_here_and_is_replaced_by_an
 
     options = RunOptions(op="Slice", opset=13, dtypes=("float",), use_hypothesis=False)
     units = plan(options)[:2]
-    arguments = (RunnerSpec(), options, 10.0)
+    arguments = (RunnerSpec(), options)
     notes, rescued = [], []
     pool = _Pool(0, arguments, notes.append)
     careful = _Worker(arguments, careful=True)
@@ -443,9 +443,9 @@ def test_a_watched_worker_that_hangs_in_a_call_is_stopped_and_its_unit_done_by_a
     hangs = tmp_path / "hangs.txt"
     monkeypatch.setenv("CRASHY_HANGS", str(hangs))
     hanging = "Slice-13/start_beyond_dim/float/int64"  # the crashy backend sleeps 600 s on it
-    options = RunOptions(op="Slice", opset=13, dtypes=("float",), use_hypothesis=False, case_ids=(hanging, PASSING))
+    options = RunOptions(op="Slice", opset=13, dtypes=("float",), use_hypothesis=False, case_ids=(hanging, PASSING), timeout=1.0)
     units = [u for u in plan(options) if any(e.id == hanging for e in u.yaml_examples)]
-    runner = make_runner(backend="crashy", isolate=True, timeout=1.0)
+    runner = make_runner(backend="crashy", isolate=True, timeout=options.timeout)
     try:
         expected = {r.example.id: (r.outcome, r.verdict.message) for r in serially(select_examples(options, units), runner, options)}
     finally:
@@ -455,7 +455,7 @@ def test_a_watched_worker_that_hangs_in_a_call_is_stopped_and_its_unit_done_by_a
     monkeypatch.setattr("conformance.parallel.run_examples", not_here)
     notes = []
     started = time.monotonic()
-    with WorkerPool(1, options, RunnerSpec(backend="crashy"), True, 1.0, notes.append) as pool:
+    with WorkerPool(1, options, RunnerSpec(backend="crashy"), True, notes.append) as pool:
         found = {r.example.id: (r.outcome, r.verdict.message) for r in pool.run(units)}
     assert found == expected
     assert len(hangs.read_text().splitlines()) == 1  # met by the watched worker, not again by the careful one
@@ -520,7 +520,7 @@ def test_an_interrupted_pool_hands_out_the_units_that_finished_behind_a_running_
     units = [WorkUnit((by_id[hanging],)), WorkUnit((by_id[PASSING],)), WorkUnit((by_id[PASSING],))]
     heard = []
     with pytest.raises(KeyboardInterrupt):
-        with WorkerPool(2, options, RunnerSpec(backend="crashy"), False, 10.0) as pool:
+        with WorkerPool(2, options, RunnerSpec(backend="crashy"), False) as pool:
 
             def interrupt_once_unit_2_is_done():
                 waiting_until = time.monotonic() + 60  # then interrupt all the same: fail, not hang
@@ -639,11 +639,10 @@ from conformance.runners import RunnerSpec, isolated
 
 if __name__ == "__main__":
     isolated.WORKER_START_SECONDS = 1.0
-    options = RunOptions(op="Slice", opset=13, dtypes=("float",), use_hypothesis=False)
+    options = RunOptions(op="Slice", opset=13, dtypes=("float",), use_hypothesis=False, timeout=5.0)
     notes = []
     try:
-        results = run_parallel(plan(options), options, RunnerSpec(backend="fails_starting"), 2, True, 5.0,
-                               on_note=notes.append)
+        results = run_parallel(plan(options), options, RunnerSpec(backend="fails_starting"), 2, True, on_note=notes.append)
         print(json.dumps({"results": [[r.example.id, r.outcome] for r in results], "notes": notes}))
     except ConformError as error:
         print(json.dumps({"error": error.message, "code": error.exit_code, "notes": notes}))

@@ -84,6 +84,8 @@ def test_pytest_plugin_a_crash_or_hang_fails_its_item_and_the_session_goes_on(co
     assert re.search(rf"FAILED ::{CRASHING} - crash: the runtime's worker process died: killed by signal SIGSEGV", session.stdout)
     assert re.search(rf"FAILED ::{EXITING} - crash: the runtime's worker process died: exited with code 7", session.stdout)
     assert re.search(r"FAILED ::Slice-13/start_beyond_dim/float/int64 - timeout: no answer within 2 s", session.stdout)
+    [hung] = [r for r in int64 if r["outcome"] == "timeout"]
+    assert f"replay: {hung['replay']}" in session.stdout and "--timeout 2" in hung["replay"]  # the run's replay, timeout and all
     assert f"PASSED ::{PASSING}" in session.stdout
 
 

@@ -9,6 +9,7 @@ from .base import Runner, RunOutput
 
 RUNNER_NAMES = ("onnxruntime", "reference")
 OPTIMIZATIONS = ("on", "off")
+DEFAULT_TIMEOUT = 10.0  # seconds a case may take in a runtime before it is a timeout
 
 
 @dataclass(frozen=True)
@@ -51,7 +52,7 @@ class RunnerSpec:
 
 
 def make_runner(runner: str = "onnxruntime", provider: str = "cpu", backend: str | None = None,
-                optimizations: str = "on", isolate: bool = False, timeout: float = 10.0) -> Runner:
+                optimizations: str = "on", isolate: bool = False, timeout: float = DEFAULT_TIMEOUT) -> Runner:
     """The runner the options name, in a worker process when `isolate`."""
     spec = RunnerSpec(runner, provider, backend, optimizations)
     if isolate:
@@ -61,4 +62,4 @@ def make_runner(runner: str = "onnxruntime", provider: str = "cpu", backend: str
     return spec.make()
 
 
-__all__ = ["Runner", "RunOutput", "RunnerSpec", "make_runner", "RUNNER_NAMES", "OPTIMIZATIONS"]
+__all__ = ["Runner", "RunOutput", "RunnerSpec", "make_runner", "RUNNER_NAMES", "OPTIMIZATIONS", "DEFAULT_TIMEOUT"]

@@ -38,7 +38,7 @@ from ..errors import UnavailableError
 from ..lifetime import LoggedWorker, start_logged_worker
 from ..runtime_log import position, written_since
 from ..model import BuiltModel
-from . import RunnerSpec
+from . import DEFAULT_TIMEOUT, RunnerSpec
 from .base import RunOutput
 from .wire import SMALLEST_BUDGET, Channel, dump_case, pack_output, unpack_case, unpack_output
 
@@ -120,7 +120,7 @@ def not_loadable(how: str) -> UnavailableError:
 class IsolatedRunner:
     """The runner a spec names, driven in a worker process."""
 
-    def __init__(self, spec: RunnerSpec, timeout: float = 10.0, keep_spare: bool = True) -> None:
+    def __init__(self, spec: RunnerSpec, timeout: float = DEFAULT_TIMEOUT, keep_spare: bool = True) -> None:
         """`keep_spare`: whether to keep a spare worker once one has died (see the module's
         docstring); not where other processes keep every core busy, as `--jobs` workers do."""
         self.spec = spec
