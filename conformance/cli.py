@@ -158,6 +158,8 @@ def run_command(
         max_elements=max_elements,
         shard=parse_shard(shard),
         timeout=timeout,
+        strict_validation=strict_validation,
+        fail_on_unsupported=fail_on_unsupported,
     )
     expectations = load_expectations(expect) if expect else []
     levels = parse_choice(optimizations, OPTIMIZATIONS, "--optimizations")
@@ -189,7 +191,7 @@ def run_command(
         written.append(f"{count} deviations written to {write_expect}")
     results, stale = apply_expectations(results, expectations, runner_info)
     strict = ci if strict is None else strict
-    gate = gate_record(strict_validation, fail_on_unsupported, strict)  # recorded: the JUnit report and merge judge by it
+    gate = gate_record(options.strict_validation, options.fail_on_unsupported, strict)  # recorded: the JUnit report and merge judge by it
     doc = json_report.document(results, runner_info, None if from_dirs else seed, _options_record(options) | gate)
     if from_dirs:
         doc["options"]["from"] = [str(p) for p in from_dirs]

@@ -54,6 +54,10 @@ class RunOptions:
     max_elements: int = DEFAULT_MAX_ELEMENTS
     shard: tuple[int, int] = (1, 1)  # K of N: a deterministic 1/N of the cases
     timeout: float = DEFAULT_TIMEOUT  # seconds a case may take in a runtime in a worker process
+    # Whether a lenient or an unsupported case fails the run: its outcome is the same either way, and
+    # a replay repeats them so that it ends with the run's exit code.
+    strict_validation: bool = False
+    fail_on_unsupported: bool = False
     # (case id, mode, seconds, what the runtime wrote to stderr meanwhile) of the case a worker was
     # stopped in for overrunning the case timeout: a timeout without being run again (see `with_known_hang`).
     known_timeout: tuple[str, str, float, str] | None = None
@@ -541,8 +545,10 @@ def mode_options(mode: str) -> tuple[str, ...]:
 def judging_options(options: RunOptions) -> tuple[str, ...]:
     """The options given that change a case's verdict, as a replay command repeats them: without
     --strict-zero a case failed on a -0.0 replays as a pass, --max-elements decides which cases
-    are refused as too large, and --timeout which slow ones are timeouts."""
-    words = ("--strict-zero",) if options.strict_zero else ()
+    are refused as too large, and --timeout which slow ones are timeouts; --strict-validation and
+    --fail-on-unsupported decide whether a lenient or unsupported case fails."""
+    words = tuple(word for word, given in (("--strict-zero", options.strict_zero), ("--strict-validation", options.strict_validation),
+                                            ("--fail-on-unsupported", options.fail_on_unsupported)) if given)
     if options.max_elements != DEFAULT_MAX_ELEMENTS:
         words += ("--max-elements", str(options.max_elements))
     if options.timeout != DEFAULT_TIMEOUT:

@@ -200,12 +200,13 @@ def _conform_session(config: pytest.Config) -> ConformSession:
         use_yaml=not option("--conform-no-yaml"), use_hypothesis=not option("--conform-no-hypothesis"),
         examples=strategies.DEFAULT_EXAMPLES if examples is None else examples, seed=option("--conform-seed"),
         modes=parse_choice(option("--conform-mode"), MODES, "--conform-mode"), timeout=timeout,
+        strict_validation=option("--conform-strict-validation"), fail_on_unsupported=option("--conform-fail-on-unsupported"),
     )
     levels = parse_choice(option("--conform-optimizations"), OPTIMIZATIONS, "--conform-optimizations")
     runners = {level: make_runner(option("--conform-runner"), option("--conform-provider"), option("--conform-backend"), level,
                                   isolate=not option("--conform-no-isolation"), timeout=options.timeout) for level in levels}
     expect = option("--conform-expect")
-    gate = gate_record(option("--conform-strict-validation"), option("--conform-fail-on-unsupported"), option("--conform-strict"))
+    gate = gate_record(options.strict_validation, options.fail_on_unsupported, option("--conform-strict"))
     failing, strict = recorded_gate({"options": gate})
     return ConformSession(options, runners, load(Path(expect)) if expect else [], failing, strict)
 

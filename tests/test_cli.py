@@ -136,6 +136,20 @@ def test_a_runs_timeout_is_in_every_replay_whatever_its_jobs(conform):
     assert not any("--timeout" in r["replay"] for r in default.report["results"])
 
 
+@pytest.mark.parametrize("gate, outcome, args", [
+    # onnx.reference accepts Slice's starts and ends of different lengths
+    ("--strict-validation", "lenient", ("--op", "Slice", "--opset", "13", "--runner", "reference", "--dtype", "float")),
+    ("--fail-on-unsupported", "unsupported", ("--op", "Clip", "--opset", "12", "--dtype", "int16")),  # not in onnxruntime
+])
+def test_a_replay_fails_where_its_case_failed_the_run(conform, gate, outcome, args):
+    # The replay left the gate out: a case that failed the run (exit 1) replayed to exit 0.
+    run = conform("run", "--no-hypothesis", *args, gate)
+    gated = [r for r in run.report["results"] if r["outcome"] == outcome]
+    assert run.code == 1 and gated and gate in gated[0]["replay"]
+    again = replayed(conform, gated[0])
+    assert again.code == 1 and [(r["id"], r["outcome"]) for r in again.report["results"]] == [(gated[0]["id"], outcome)]
+
+
 def test_a_replay_refuses_a_case_too_large_as_the_run_did(conform):
     run = conform("run", "--op", "Clip", "--opset", "13", "--dtype", "float", "--no-hypothesis", "--max-elements", "6")
     refused = [r for r in run.report["results"] if r["outcome"] == "skipped"]
