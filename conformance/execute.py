@@ -547,8 +547,14 @@ def judging_options(options: RunOptions) -> tuple[str, ...]:
     --strict-zero a case failed on a -0.0 replays as a pass, --max-elements decides which cases
     are refused as too large, and --timeout which slow ones are timeouts; --strict-validation and
     --fail-on-unsupported decide whether a lenient or unsupported case fails."""
-    words = tuple(word for word, given in (("--strict-zero", options.strict_zero), ("--strict-validation", options.strict_validation),
-                                            ("--fail-on-unsupported", options.fail_on_unsupported)) if given)
+    words: tuple[str, ...] = ()
+    # Plain tests, not a loop over the flags: asked for every case, and most runs give none of them.
+    if options.strict_zero:
+        words += ("--strict-zero",)
+    if options.strict_validation:
+        words += ("--strict-validation",)
+    if options.fail_on_unsupported:
+        words += ("--fail-on-unsupported",)
     if options.max_elements != DEFAULT_MAX_ELEMENTS:
         words += ("--max-elements", str(options.max_elements))
     if options.timeout != DEFAULT_TIMEOUT:
