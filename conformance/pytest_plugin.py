@@ -5,7 +5,7 @@ conformance.pytest_plugin`, or `pytest_plugins = ["conformance.pytest_plugin"]` 
 Without `--conform-op` it adds nothing. Its options are `conform run`'s, prefixed `--conform-`, and
 judge as `run` does: the runtime runs in a worker process (a case that crashes or hangs it fails
 its item as a crash or timeout, and the session goes on), an item fails where its outcome fails a
-run under the same options (with the same diff and replay command the console report shows),
+run under the same options (with what the console report's panel shows of the case: inputs, expected and actual outputs, the diff, the replay command),
 unsupported cases skip, expected deviations xfail, and under `--conform-strict` an xpass fails its
 item and a stale expectation fails the session.
 """
@@ -147,15 +147,12 @@ class ConformFailure(AssertionError):
         self.result = result
 
     def describe(self) -> str:
-        from .values import describe
+        """The outcome first (pytest's summary line quotes it), then what the console report's
+        panel says of the case, and the commands that replay it."""
+        from .report.console import failure_text, replay_lines
 
         result = self.result
-        lines = [f"{result.outcome}: {result.verdict.message}", f"source: {result.example.source}"]
-        lines += [f"input {n}: {describe(a) if a is not None else '(omitted)'}" for n, a in result.example.inputs.items()]
-        for mismatch in result.verdict.mismatches:
-            lines += mismatch.lines()
-        lines.append(f"replay: {result.replay}")
-        return "\n".join(lines)
+        return "\n".join([f"{result.outcome}: {result.verdict.message}", failure_text(result).plain, *replay_lines(result)])
 
 
 def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list) -> None:

@@ -149,6 +149,8 @@ def test_pytest_plugin_failures_show_the_diff(tmp_path):
     completed = pytest_session(tmp_path, *SLICE_13, "-k", "negative_step_int_max_end and float")
     assert "values differ" in completed.stdout or "expected float" in completed.stdout
     assert "replay: conform run --op Slice --opset 13" in completed.stdout
+    # What the console's panel says: what was expected and what came back, not the inputs alone.
+    assert "expected (spec): float[4, 0] []" in completed.stdout and "actual: float[4, 5] [4.0, 3.0" in completed.stdout
 
 
 @pytest.mark.parametrize("options, message", [
