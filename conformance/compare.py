@@ -23,6 +23,9 @@ CRASH, TIMEOUT, FALLBACK, SKIPPED = "crash", "timeout", "fallback", "skipped"
 XFAIL, XPASS = "xfail", "xpass"
 OUTCOMES = (PASS, FAIL, UNSUPPORTED, AMBIGUOUS, LENIENT, ERROR, CRASH, TIMEOUT, FALLBACK, SKIPPED, XFAIL, XPASS)
 MAX_LISTED_MISMATCHES = 10
+# A one-line message tells the two types, how many values differ and the first of them: "expected
+# int64[4], got int64[4]" alone reads as if nothing were wrong, and it is what a CI system shows.
+HEADLINE_LINES = 3
 
 
 @dataclass(frozen=True)
@@ -46,6 +49,14 @@ class Mismatch:
                         (f" (max |diff| {self.max_abs_diff:g})" if self.max_abs_diff is not None else ""))
             text += [f"  at {list(i)}: {expected} {e}, {actual} {a}" for i, e, a in self.indices]
         return text
+
+    def headline(self, expected: str = "expected", actual: str = "got") -> str:
+        """What differs, in one line: the first HEADLINE_LINES of `lines`."""
+        return "; ".join(line.strip() for line in self.lines(expected, actual)[:HEADLINE_LINES])
+
+    def details(self) -> list[str]:
+        """The lines of `lines` that its headline leaves out."""
+        return self.lines()[HEADLINE_LINES:]
 
 
 @dataclass(frozen=True)
@@ -171,7 +182,7 @@ def judge(expected: Expected, run: RunOutput, strict_zero: bool = False) -> Verd
             return _passed(reading.label)
         first_mismatches = first_mismatches or found
     readings_note = f" (none of {len(expected.readings)} allowed readings match)" if len(expected.readings) > 1 else ""
-    return Verdict(FAIL, first_mismatches[0].lines()[0] + readings_note, tuple(first_mismatches))
+    return Verdict(FAIL, first_mismatches[0].headline() + readings_note, tuple(first_mismatches))
 
 
 def _judge_invalid(expected: Expected, run: RunOutput) -> Verdict:

@@ -77,7 +77,7 @@ def outputs_disagree(first: Result, second: Result, strict_zero: bool,
     for index, (a, b) in enumerate(zip(first.actual, second.actual)):
         found = mismatch(index, a, b, strict_zero)
         if found is not None:
-            return "; ".join(line.strip() for line in found.lines(*labels)[:3])
+            return found.headline(*labels)
     return None
 
 

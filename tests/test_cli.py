@@ -7,6 +7,7 @@ import sys
 import numpy as np
 import onnx
 import pytest
+from xml.etree import ElementTree
 from conftest import MY_SLICE_CASE, MY_SLICE_CASE_ID, replayed, without_timings
 
 
@@ -113,6 +114,26 @@ def test_a_replay_judges_its_case_under_the_runs_strict_zero(conform):
     assert {r["id"]: r["outcome"] for r in plain.report["results"]}[failed[0]["id"]] == "pass"
     again = replayed(conform, failed[0])
     assert again.code == 1 and [(r["id"], r["outcome"]) for r in again.report["results"]] == [(failed[0]["id"], "fail")]
+
+
+def test_a_value_mismatch_s_one_line_message_says_how_many_values_differ_and_where_first(conform, tmp_path):
+    # The message was "output 0: expected float[3], got float[3]", which is what a CI system shows
+    # of a failure (JUnit's message) and what pytest's summary quotes: it read as if nothing differed.
+    junit = tmp_path / "r.xml"
+    run = conform("run", "--op", "Clip", "--opset", "13", "--dtype", "float", "--no-hypothesis", "--backend", "signed_zero",
+                  "--strict-zero", "--junit", str(junit))
+    failed = [r for r in run.report["results"] if r["outcome"] == "fail"]
+    shown = {case.get("name"): case.find("failure").get("message")
+             for case in ElementTree.parse(junit).getroot().iter("testcase") if case.find("failure") is not None}
+    assert failed and set(shown) == {r["id"] for r in failed}
+    for record in failed:
+        expected = np.array(record["expected"]["readings"][0]["outputs"][0]["data"], dtype=np.float64)
+        actual = np.array(record["actual"][0]["data"], dtype=np.float64)
+        differs = (np.signbit(expected) != np.signbit(actual)) | (expected != actual)
+        first = [int(i) for i in np.argwhere(differs)[0]]
+        for message in (record["message"], shown[record["id"]]):
+            assert f"{int(differs.sum())} of {differs.size} values differ" in message, message
+            assert f"; at {first}: expected " in message and ", got -0.0" in message, message
 
 
 def test_a_replay_judges_its_case_under_the_runs_timeout(conform):

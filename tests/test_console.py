@@ -4,6 +4,7 @@ import dataclasses
 import io
 import re
 
+import numpy as np
 import pytest
 from rich.console import Console
 
@@ -204,3 +205,20 @@ def test_in_a_terminal_the_summary_fits_the_width():
 def test_a_summary_narrower_than_its_title_keeps_the_title_on_one_line(terminal):
     lines = summary_lines(drawn(results_of(yaml_examples(CASE)[:1], PASS), terminal))
     assert lines[0].strip() == "conform: results by op version and dtype" and lines[1].startswith("┏")
+
+
+def test_a_panel_tells_each_differing_value_once_and_every_output_s_types():
+    # The message holds the first output's types, count and first place; the panel listed the
+    # count and place again, and left out a second output's types.
+    from conformance.compare import judge
+    from conformance.reference.base import Reading
+    from conformance.runners.base import RunOutput
+    expected = Expected(readings=(Reading((np.array([1.0, 2.0, 3.0]), np.array([1, 2], dtype=np.int64))),))
+    verdict = judge(expected, RunOutput(outputs=(np.array([1.0, 9.0, 8.0]), np.array([1, 2, 3], dtype=np.int64))))
+    [example] = yaml_examples(CASE)[:1]
+    [panel] = panels(rendered([Result(example, expected, verdict)]))
+    lines = panel.splitlines()
+    assert [line for line in lines if "values differ" in line] == [f"fail: {verdict.message}"]
+    assert verdict.message.endswith("; at [1]: expected 2.0, got 9.0")
+    assert lines.count("  at [2]: expected 3.0, got 8.0") == 1 and not any(line.startswith("  at [1]") for line in lines)
+    assert "output 1: expected int64[2], got int64[3]" in lines

@@ -106,8 +106,9 @@ def failure_text(result, others: list | tuple = ()) -> Text:
     for array in result.actual:
         body.append(f"actual: {describe(array)}\n")
     body.append(f"{verdict.outcome}: {verdict.message}\n", style=STYLES.get(verdict.outcome, ""))
-    for found in verdict.mismatches:
-        for line in found.lines()[1:]:
+    for index, found in enumerate(verdict.mismatches):
+        # The message holds the first mismatch's headline; the other outputs' are not in it.
+        for line in found.details() if index == 0 else found.lines():
             body.append(line + "\n")
     if others:
         body.append(_others_text(result, others) + "\n", style=STYLES.get(verdict.outcome, ""))
