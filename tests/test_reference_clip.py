@@ -98,6 +98,11 @@ def test_integer_input_is_not_allowed_before_clip_12():
 
 
 def test_the_traits_name_a_nan_bound_and_int64_elements_beyond_int32():
+    shaped = clip_example(12, [1.0], dtype=np.float32)
+    shaped.inputs["max"] = np.array([np.nan], dtype=np.float32)  # invalid: not a scalar; a NaN bound all the same
+    assert for_op("Clip").traits["nan-bound"](shaped)
+    shaped.inputs["max"] = np.array([1.0, 2.0], dtype=np.float32)
+    assert not for_op("Clip").traits["nan-bound"](shaped)
     traits = for_op("Clip").traits
     assert traits["nan-bound"](clip_example(6, [1.0], low=float("nan")))
     assert traits["nan-bound"](clip_example(13, [1.0], high=float("nan"), dtype=np.float32))

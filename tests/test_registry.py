@@ -4,6 +4,7 @@ import pytest
 
 from conformance import casefile
 from conformance.errors import UsageError
+from conformance.execute import RunOptions, select_examples
 from conformance.reference import covered_ops, for_op
 from conformance.registry import latest_opset, version_in_force, versions
 
@@ -53,3 +54,15 @@ def test_every_registered_version_of_a_covered_op_has_a_reference_and_cases():
 def test_unknown_op_lists_the_covered_ones():
     with pytest.raises(UsageError, match="covered: Clip, ConstantOfShape, Slice"):
         for_op("Relu")
+
+
+@pytest.mark.parametrize("op", covered_ops())
+def test_every_trait_answers_for_every_case_conform_chooses_invalid_ones_too(op):
+    # An expectations entry `when: nan-bound` on Clip-12 ended the run in a traceback: the trait
+    # read a [1]-shaped bound (an invalid case) as a scalar.
+    traits = for_op(op).traits
+    examples = select_examples(RunOptions(op=op, examples=10))
+    assert any(for_op(op).expected(e).invalid for e in examples)
+    for name, trait in traits.items():
+        answers = [trait(example) for example in examples]
+        assert all(type(answer) is bool for answer in answers), name
