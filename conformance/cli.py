@@ -21,10 +21,11 @@ from rich.text import Text
 from . import casefile, registry, runtime_log, strategies
 from .errors import ConformError, OutputError, UnavailableError, UsageError
 from .execute import (DEFAULT_MAX_ELEMENTS, RunOptions, check_case_ids_found, chose_nothing, parse_choice, parse_shard, plan,
-                      planned_count, run_examples, select_examples, shard_scope, shrink_failures)
+                      planned_count, run_examples, select_examples, shard_scope, shrink_failures, whole_run)
 from .parallel import WorkerPool, shrink_side_by_side, shrinks_side_by_side, worker_count
 from .expectations import apply as apply_expectations
 from .expectations import load as load_expectations
+from .expectations import narrowing, stale_among
 from .expectations import write_starting_file
 from .reference import covered_ops, for_op
 from .report import console as console_report
@@ -189,8 +190,9 @@ def run_command(
     if write_expect:
         count = write_starting_file(results, runner_info, write_expect)
         written.append(f"{count} deviations written to {write_expect}")
-    results, stale = apply_expectations(results, expectations, runner_info)
     strict = ci if strict is None else strict
+    results, unmatched = apply_expectations(results, expectations, runner_info, strict)
+    stale = [] if interrupted else stale_among(unmatched, options, results)
     gate = gate_record(options.strict_validation, options.fail_on_unsupported, strict)  # recorded: the JUnit report and merge judge by it
     doc = json_report.document(results, runner_info, None if from_dirs else seed, _options_record(options) | gate)
     if from_dirs:
@@ -198,13 +200,16 @@ def run_command(
         doc["skipped"] = _skipped_records(skipped)
     doc["complete"] = not interrupted
     doc["shard"] = shard
-    doc["stale_expectations"] = [{"source": e.source, "reason": e.reason} for e in stale]
+    doc["stale_expectations"] = _entry_records(stale)
+    if options.shard[1] > 1:  # what `merge` judges stale: the entries no shard matched
+        doc["unmatched_expectations"] = _entry_records(stale_among(unmatched, whole_run(options), results))
     written += _write_other_reports(doc, junit, html_report, strict)
     json_report.write(path, doc)
     shown = console_report.FAILING_SHOWN + (("ambiguous", "unsupported") if verbose else ())
     console_report.render(results, out, str(path), show=shown)
     _print_lines(written)
-    _print_expectation_news(results, stale, strict)
+    console_report.expectation_news(out, doc, strict)
+    _print_unjudged([e for e in unmatched if e not in stale] if not interrupted else [], options)
     _print_skipped(skipped)
     _keep_worker_stderr(path)
     if interrupted:
@@ -344,17 +349,19 @@ def _print_lines(lines: list[str]) -> None:
         out.print(line, highlight=False)
 
 
-def _print_expectation_news(results, stale, strict: bool) -> None:
-    for result in results:
-        if result.outcome == "xpass":
-            _print_flagged("XPASS", f"{result.example.id}: {result.verdict.message}", strict)
-    for entry in stale:
-        _print_flagged("STALE", entry.stale_text(), strict)
+def _print_unjudged(unjudged: list, options: RunOptions) -> None:
+    """A line for the entries that matched nothing where the run left out cases they may match:
+    neither stale nor quietly dead."""
+    if not unjudged:
+        return
+    merged = "; `conform merge` of every shard's report judges them" if options.shard[1] > 1 else ""
+    count = len(unjudged)
+    out.print(f"{count} {plural('expectation', count)} matched no case and {'was' if count == 1 else 'were'} not judged stale: "
+              f"{', '.join(narrowing(options))} left out cases they may match{merged}", style="dim", highlight=False)
 
 
-def _print_flagged(flag: str, text: str, strict: bool) -> None:
-    under_strict = " (fails the run under --strict)" if strict else ""
-    out.print(Text.assemble((flag, "bold yellow"), f" {text}{under_strict}"), highlight=False)
+def _entry_records(entries: list) -> list[dict]:
+    return [{"source": e.source, "reason": e.reason} for e in entries]
 
 
 @app.command("merge", epilog=_exit_codes("conformant (the shards' results together, as one run's)", NOT_CONFORMANT,
@@ -364,7 +371,7 @@ def merge_command(
     report_json: Path = typer.Option(DEFAULT_REPORT_DIR / "merged.json", "--report-json", help="Where to write the merged JSON."),
     junit: Optional[Path] = typer.Option(None, "--junit", help="Also write JUnit XML."),
     html_report: Optional[Path] = typer.Option(None, "--html", help="Also write HTML."),
-    strict: bool = typer.Option(False, "--strict", help="xpass counts as a failure in JUnit and the exit code."),
+    strict: bool = typer.Option(False, "--strict", help="xpass and stale expectations fail the merge (JUnit and exit code)."),
 ) -> None:
     """Merge shard reports into one JSON (and JUnit/HTML) report."""
     from .report.merge import merge, why_incomplete
@@ -373,7 +380,10 @@ def merge_command(
     doc = merge(reports)
     json_report.write(report_json, doc)
     written = _write_other_reports(doc, junit, html_report, strict)
-    out.print(f"{doc['summary']['total']} cases from {len(reports)} reports: {report_json}", highlight=False)
+    console_report.failing_records(out, doc, strict)
+    console_report.expectation_news(out, doc, strict)
+    out.print(console_report.summary_line(doc["summary"], f" from {len(reports)} reports"), soft_wrap=True)
+    out.print(f"JSON report: {report_json}", soft_wrap=True, highlight=False, markup=False)
     _print_lines(written)
     if not doc["complete"]:
         # The cases of a missing or interrupted shard were never judged: not a pass, whatever the rest say.

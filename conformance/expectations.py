@@ -13,6 +13,10 @@
 
 A failing case an entry matches becomes `xfail`; a matching case that passes is `xpass`; an entry
 that matches no case at all is stale. Under `--strict` both xpass and stale entries fail the run.
+An entry is stale only where the run chose every case it could match: not for want of the cases
+that `--dtype`, `--case` or `--shard` left out (a `case:` entry whose cases were chosen, or all fall
+in the run's shard, is judged all the same; `conform merge` judges the shards' entries together),
+and not in a run on another runner than its `runner:`.
 
 `when` names a trait the op's reference defines (`traits` in reference/<op>.py), so an entry
 covers a deviation by its cause, for any seed and any number of examples, where case ids hold only
@@ -25,6 +29,7 @@ from __future__ import annotations
 
 import dataclasses
 import fnmatch
+import shlex
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -33,7 +38,9 @@ import yaml
 from .casefile import LineDict, Problems, check_keys, display_path, dtype_list, read_yaml, version_list
 from .compare import CRASH, ERROR, FAIL, FALLBACK, PASS, TIMEOUT, XFAIL, XPASS, Verdict
 from .errors import CaseFileError, ConformError
+from .execute import in_shard
 from .output import write_atomic
+from .report import stale_text
 from .reference import for_op
 from .runners.onnxruntime import PROVIDERS, short_provider
 from .values import ValueProblem
@@ -48,7 +55,8 @@ class Expectation:
 
     op: str
     reason: str
-    source: str
+    source: str  # FILE:LINE, as messages name it
+    file: str = ""  # the file as it was given, which a replay from the same folder finds
     versions: tuple[int, ...] | None = None
     dtypes: tuple[str, ...] | None = None
     runner: str | None = None
@@ -59,11 +67,25 @@ class Expectation:
 
     def stale_text(self) -> str:
         """What a run says of this entry when no case matched it."""
-        return f"expectation at {self.source} matches no case: {self.reason}"
+        return stale_text(self.source, self.reason)
 
-    def in_scope(self, ran: set[tuple[str, int]]) -> bool:
-        """Whether this run covered the op versions the entry is about (else it cannot be stale)."""
-        return any(op == self.op and (self.versions is None or version in self.versions) for op, version in ran)
+    def in_scope(self, ran: set[tuple[str, int]], runner_info: dict) -> bool:
+        """Whether this run is about the entry at all: its runner, and an op version it names ran."""
+        return ((self.runner is None or _runner_matches(self.runner, runner_info))
+                and any(op == self.op and (self.versions is None or version in self.versions) for op, version in ran))
+
+    def covered_by(self, options, ran_ids: set[str]) -> bool:
+        """Whether the run chose every case this entry could match, so that matching none makes it
+        stale: an entry is not stale for want of the cases that --dtype, --case or --shard left out."""
+        if self.case is not None and ran_ids.intersection(self.case):
+            return True  # a case it names ran: it matched that case, or can never match it
+        if options.dtypes and not (self.dtypes and set(self.dtypes) <= set(options.dtypes)):
+            return False
+        left_out = set(narrowing(options, dtypes=False))
+        if self.case is not None:  # chosen by id, or all in this shard: so each shard judges its own
+            left_out -= {"--case"} if set(self.case) <= set(options.case_ids) else set()
+            left_out -= {"--shard"} if all(in_shard(case, *options.shard) for case in self.case) else set()
+        return not left_out
 
     def matches(self, result, runner_info: dict) -> bool:
         example = result.example
@@ -95,7 +117,7 @@ def load(path: Path) -> list[Expectation]:
         problems.add(shown, 1, "an expectations file is a mapping with a list under 'expectations'")
     loaded = [_entry(e, shown, problems) for e in entries or []]
     problems.raise_if_any()
-    return [e for e in loaded if e is not None]
+    return [dataclasses.replace(e, file=str(path)) for e in loaded if e is not None]
 
 
 def _entry(entry, path: str, problems: Problems) -> Expectation | None:
@@ -151,8 +173,26 @@ def _check_trait(op: str, trait: str | None) -> None:
         raise ValueProblem(f"'when: {trait}' is not a trait of {op} (traits of {op}: {known})")
 
 
-def apply(results: list, expectations: list[Expectation], runner_info: dict) -> tuple[list, list[Expectation]]:
-    """Results with xfail/xpass outcomes where an entry matches, and the entries that matched nothing."""
+def narrowing(options, dtypes: bool = True) -> list[str]:
+    """The options by which a run chose part of its cases (each as its flag): --dtype, --case and
+    --shard. The sources of cases (--no-yaml, --no-hypothesis, --only-cases, --examples, --seed)
+    say what the run's cases are, which its expectations file is written for."""
+    given = [(dtypes and bool(options.dtypes), "--dtype"), (bool(options.case_ids), "--case"), (options.shard[1] > 1, "--shard")]
+    return [flag for narrows, flag in given if narrows]
+
+
+def stale_among(unmatched: list[Expectation], options, results: list) -> list[Expectation]:
+    """The entries of `unmatched` (see `apply`) that the run of `options` chose every case of."""
+    ran_ids = {result.example.id for result in results}
+    return [entry for entry in unmatched if entry.covered_by(options, ran_ids)]
+
+
+def apply(results: list, expectations: list[Expectation], runner_info: dict,
+          strict: bool = False) -> tuple[list, list[Expectation]]:
+    """Results with xfail/xpass outcomes where an entry matches, and the entries about this run that
+    matched no case as they say (stale, if the run chose every case they could match: `stale_among`).
+    An xfail's or xpass's replay gives the file (and an xpass `--strict`, when the run has it): without
+    them an xfail replays as a fail, and an xpass that failed a strict run replays as a pass."""
     used: set[int] = set()
     applied = []
     for result in results:
@@ -164,17 +204,19 @@ def apply(results: list, expectations: list[Expectation], runner_info: dict) -> 
         if entry.when is None or result.outcome in DEVIATIONS:
             used.add(index)
         note = f"{entry.reason} ({entry.source}{', ' + entry.issue if entry.issue else ''})"
+        replay = f"{result.replay} --expect {shlex.quote(entry.file)}"
         if result.outcome in DEVIATIONS:
             verdict = Verdict(XFAIL, f"expected deviation: {note}; {result.verdict.message}", result.verdict.mismatches)
         elif result.outcome == PASS and entry.when is None:
             verdict = Verdict(XPASS, f"passes, but is listed as a known deviation: {note}")
+            replay += " --strict" if strict else ""
         else:
             applied.append(result)
             continue
-        applied.append(dataclasses.replace(result, verdict=verdict))
+        applied.append(dataclasses.replace(result, verdict=verdict, replay=replay))
     ran = {(r.example.op, r.example.version.since_version) for r in results}
-    stale = [e for i, e in enumerate(expectations) if i not in used and e.in_scope(ran)]
-    return applied, stale
+    unmatched = [e for i, e in enumerate(expectations) if i not in used and e.in_scope(ran, runner_info)]
+    return applied, unmatched
 
 
 def write_starting_file(results: list, runner_info: dict, path: Path) -> int:
@@ -188,4 +230,4 @@ def write_starting_file(results: list, runner_info: dict, path: Path) -> int:
     return len(entries)
 
 
-__all__ = ["Expectation", "load", "apply", "write_starting_file", "XFAIL", "XPASS", "CaseFileError"]
+__all__ = ["Expectation", "load", "apply", "stale_among", "narrowing", "write_starting_file", "XFAIL", "XPASS", "CaseFileError"]

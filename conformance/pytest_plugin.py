@@ -91,12 +91,12 @@ class ConformSession:
     def stale(self) -> list | None:
         """The expectations no case matched, or None when not every item ran (then any could be
         stale only for want of its cases)."""
-        from .expectations import apply
+        from .expectations import apply, stale_among
 
         if not self.expectations or len(self.results) < self.items:
             return None
         runner_info = next(iter(self.runners.values())).describe()
-        return apply(self.results, self.expectations, runner_info)[1]
+        return stale_among(apply(self.results, self.expectations, runner_info)[1], self.options, self.results)
 
 
 SESSION = pytest.StashKey[ConformSession]()
@@ -121,7 +121,7 @@ class ConformItem(pytest.Item):
         except ConformError as error:  # the runtime cannot be loaded at all: no case can run
             pytest.exit(f"conform: {in_plugin_terms(error.message)}", returncode=pytest.ExitCode.USAGE_ERROR)
         conform.results.append(result)
-        [result], _ = apply([result], conform.expectations, runner.describe())
+        [result], _ = apply([result], conform.expectations, runner.describe(), conform.strict)
         self.user_properties.append(("outcome", result.outcome))
         if result.outcome in conform.failing:
             raise ConformFailure(result)

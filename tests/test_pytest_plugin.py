@@ -191,3 +191,19 @@ def test_pytest_plugin_examples_0_draws_no_hypothesis_case(tmp_path):
     drawn_none = pytest_counts(tmp_path, "--conform-op", "Clip", "--conform-opset", "13", "--conform-examples", "0")
     yaml_only = pytest_counts(tmp_path, "--conform-op", "Clip", "--conform-opset", "13", "--conform-no-hypothesis")
     assert drawn_none == yaml_only
+
+
+def test_pytest_plugin_an_entry_about_cases_its_dtype_left_out_is_not_stale(tmp_path):
+    # Under --conform-strict, a session of float cases failed on an entry about int64 cases.
+    (tmp_path / "expect.yaml").write_text(textwrap.dedent("""\
+        expectations:
+          - {op: Clip, dtypes: [int64], when: int64-beyond-int32, reason: int64 beyond int32 left unclipped}
+          - {op: Clip, dtypes: [float], when: nan-bound, reason: no runtime here deviates on these}
+        """))
+    args = ("--conform-op", "Clip", "--conform-opset", "13", "--conform-dtype", "float", "--conform-no-hypothesis",
+            "--conform-expect", "expect.yaml", "--conform-strict")
+    session = pytest_session(tmp_path, *args)
+    assert "conform: STALE expectation at expect.yaml:3" in session.stdout and "expect.yaml:2" not in session.stdout
+    assert session.returncode == pytest.ExitCode.TESTS_FAILED
+    (tmp_path / "expect.yaml").write_text("expectations:\n  - {op: Clip, dtypes: [int64], when: int64-beyond-int32, reason: x}\n")
+    assert pytest_session(tmp_path, *args).returncode == pytest.ExitCode.OK

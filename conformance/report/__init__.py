@@ -33,6 +33,11 @@ def plural(noun: str, count: int) -> str:
     return f"{noun[:-1]}ies" if noun.endswith("y") and noun[-2:-1] not in "aeiou" else f"{noun}s"
 
 
+def stale_text(source: str, reason: str) -> str:
+    """What a report says of an expectation (at `source`, FILE:LINE) that no case matched."""
+    return f"expectation at {source} matches no case: {reason}"
+
+
 def gate_record(strict_validation: bool, fail_on_unsupported: bool, strict: bool) -> dict[str, bool]:
     """The options that decide what fails a run, as its report records them (in `options`), so that
     its exit code, its JUnit report and a merge of its shards judge it alike (`recorded_gate`)."""

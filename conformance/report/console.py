@@ -16,9 +16,9 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
-from ..compare import AMBIGUOUS, CRASH, ERROR, FAIL, FALLBACK, LENIENT, OUTCOMES, PASS, TIMEOUT, UNSUPPORTED
+from ..compare import AMBIGUOUS, CRASH, ERROR, FAIL, FALLBACK, LENIENT, OUTCOMES, PASS, TIMEOUT, UNSUPPORTED, XPASS
 from ..values import describe
-from . import FAILING, plural, summary
+from . import FAILING, plural, recorded_gate, stale_text, summary
 
 STYLES = {PASS: "green", FAIL: "bold red", ERROR: "bold magenta", UNSUPPORTED: "yellow", AMBIGUOUS: "cyan",
           LENIENT: "blue", CRASH: "bold red", TIMEOUT: "bold red", FALLBACK: "bold red", "skipped": "dim",
@@ -212,11 +212,42 @@ def render(results, console: Console, report_path: str | None = None, show: tupl
                       soft_wrap=True, markup=False)
     for line in differing_variants(results):
         console.print(line, highlight=False, soft_wrap=True)
-    counts = summary(results)
-    line = ", ".join(f"{counts[o]} {o}" for o in OUTCOMES if counts[o])
-    console.print(Text.assemble((f"{counts['total']} cases:", "bold"), f" {line or 'none'}"), soft_wrap=True)
+    console.print(summary_line(summary(results)), soft_wrap=True)
     if report_path:
         console.print(f"JSON report: {report_path}", soft_wrap=True, highlight=False, markup=False)
+
+
+def summary_line(counts: dict[str, int], where: str = "") -> Text:
+    """'431 cases: 336 pass, 4 xfail', from a report's summary (`where` after 'cases')."""
+    line = ", ".join(f"{counts[o]} {o}" for o in OUTCOMES if counts[o])
+    return Text.assemble((f"{counts['total']} cases{where}:", "bold"), f" {line or 'none'}")
+
+
+def failing_records(console: Console, doc: dict, strict: bool, listed: int = MAX_DETAILED) -> None:
+    """A report's results that fail it (at most `listed`, a line each with its replay): why `merge`,
+    which draws no panels, exits as it does."""
+    failing, _ = recorded_gate(doc, strict)
+    shown = [r for r in doc["results"] if r["outcome"] in failing and r["outcome"] != XPASS]
+    for record in shown[:listed]:
+        console.print(Text.assemble((record["outcome"].upper(), STYLES[record["outcome"]]), f" {_record_name(record)}: {record['message']}"),
+                      soft_wrap=True, highlight=False)
+        console.print(f"  replay: {record['replay']}", style="dim", soft_wrap=True, highlight=False, markup=False)
+    if len(shown) > listed:
+        console.print(f"... and {len(shown) - listed} more, each in the JSON report", soft_wrap=True, markup=False)
+
+
+def expectation_news(console: Console, doc: dict, strict: bool) -> None:
+    """A line for each xpass and each stale expectation of a report, saying whether it fails the run."""
+    _, strict = recorded_gate(doc, strict)
+    under_strict = " (fails the run under --strict)" if strict else ""
+    flagged = [("XPASS", f"{_record_name(r)}: {r['message']}") for r in doc["results"] if r["outcome"] == XPASS]
+    flagged += [("STALE", stale_text(e["source"], e["reason"])) for e in doc.get("stale_expectations") or []]
+    for flag, text in flagged:
+        console.print(Text.assemble((flag, "bold yellow"), f" {text}{under_strict}"), soft_wrap=True, highlight=False)
+
+
+def _record_name(record: dict) -> str:
+    return record["id"] + "".join(f"[{record[key]}]" for key in ("mode", "optimizations") if key in record)
 
 
 def differing_variants(results) -> list[Text]:

@@ -74,7 +74,10 @@ def merge(paths: list[Path]) -> dict:
         for record in doc["results"]:
             seen.setdefault((record["id"], record.get("mode"), record.get("optimizations")), record)
     results = list(seen.values())
-    stale_sets = [{(e["source"], e["reason"]) for e in doc.get("stale_expectations", [])} for doc in docs]
+    # A shard records the entries that matched none of its cases, stale or not in it alone: those
+    # that no shard matched are stale.
+    stale_sets = [{(e["source"], e["reason"]) for e in doc.get("unmatched_expectations", doc.get("stale_expectations", []))}
+                  for doc in docs]
     stale = set.intersection(*stale_sets) if stale_sets else set()
     return {
         "tool": docs[0].get("tool"),
