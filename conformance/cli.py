@@ -437,6 +437,7 @@ def generate_command(
     no_hypothesis: bool = NO_HYPOTHESIS,
     no_yaml: bool = NO_YAML,
     only_cases: List[Path] = ONLY_CASES,
+    case: List[str] = CASE,
     include_ambiguous: bool = typer.Option(False, "--include-ambiguous", help="Also write cases whose spec reading is ambiguous."),
     force: bool = typer.Option(False, "--force", help="Replace test directories that already exist."),
     jobs: Optional[int] = typer.Option(None, "--jobs", min=1, help="Worker processes (default, for runs big enough: one per core; 1: none)."),
@@ -448,7 +449,7 @@ def generate_command(
     options = RunOptions(
         op=for_op(op).op, opset=opset, dtypes=tuple(dtype(d).name for d in dtypes),
         case_roots=casefile.case_roots(cases, only_cases), use_yaml=not no_yaml, use_hypothesis=not no_hypothesis,
-        examples=examples, seed=seed,
+        examples=examples, seed=seed, case_ids=tuple(case),
     )
     writing = GenerateOptions(out_dir, force, include_ambiguous, seed)
     units = plan(options)
@@ -461,7 +462,8 @@ def generate_command(
     with _interruptible() as interrupted:
         # Workers write as they go: where a test may be there already, and is not to be replaced,
         # every case is drawn first, so that nothing is written when one would be.
-        if workers > 1 and (force or not names_taken(units, options, out_dir)):
+        # With --case, in this process: a few tests, and a misspelt id is told before anything is written.
+        if workers > 1 and not options.case_ids and (force or not names_taken(units, options, out_dir)):
             manifest = generate_units(units, options, writing, write_all)
         else:
             manifest = generate(select_examples(options, units), writing)

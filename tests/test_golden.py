@@ -793,3 +793,20 @@ def test_a_file_given_as_a_test_directory_is_named_as_such(conform, tmp_path):
         assert given_a_file.code == 2 and f"{notes}: a file, not a test directory" in given_a_file.stderr
         missing = conform(*command, str(tmp_path / "gone"))
         assert missing.code == 2 and "gone: no such test directory" in missing.stderr
+
+
+def test_generate_case_writes_just_those_tests_as_a_whole_generate_writes_them(conform, tmp_path):
+    # generate had no --case: golden data for the one case a report names meant writing them all.
+    args = ("generate", "--op", "Slice", "--opset", "13", "--examples", "3", "--seed", "4")
+    conform(*args, "--out", str(tmp_path / "all"))
+    tests = json.loads((tmp_path / "all" / "manifest.json").read_text())["tests"]
+    written = [t for t in tests if t["status"].startswith("written")]
+    chosen = [next(t for t in written if t["source"] == "hypothesis"), next(t for t in written if t["source"] != "hypothesis")]
+    result = conform(*args, "--out", str(tmp_path / "some"), *(word for t in chosen for word in ("--case", t["id"])), "--jobs", "2")
+    assert result.code == 0, result.stderr
+    assert sorted(t["name"] for t in json.loads((tmp_path / "some" / "manifest.json").read_text())["tests"]) == sorted(t["name"] for t in chosen)
+    for test in chosen:
+        assert files_of(tmp_path / "some" / test["name"]) == files_of(tmp_path / "all" / test["name"])
+    misspelt = conform(*args, "--out", str(tmp_path / "none"), "--case", "Slice-13/no_such_case/float/int64")
+    assert misspelt.code == 2 and "no case with id Slice-13/no_such_case/float/int64" in misspelt.stderr
+    assert not (tmp_path / "none").exists()
