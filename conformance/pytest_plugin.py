@@ -152,7 +152,8 @@ class ConformFailure(AssertionError):
         from .report.console import failure_text, replay_lines
 
         result = self.result
-        return "\n".join([f"{result.outcome}: {result.verdict.message}", failure_text(result).plain, *replay_lines(result)])
+        return "\n".join([f"{result.outcome}: {result.verdict.message}", failure_text(result, verdict_line=False).plain,
+                          *replay_lines(result)])
 
 
 def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list) -> None:

@@ -151,6 +151,13 @@ def test_pytest_plugin_failures_show_the_diff(tmp_path):
     assert "replay: conform run --op Slice --opset 13" in completed.stdout
     # What the console's panel says: what was expected and what came back, not the inputs alone.
     assert "expected (spec): float[4, 0] []" in completed.stdout and "actual: float[4, 5] [4.0, 3.0" in completed.stdout
+    # The outcome line once, first (pytest's summary quotes it), where the panel's text repeated it.
+    failures = completed.stdout.split("= FAILURES =")[1].split("short test summary")[0]
+    items = re.split(r"^_+ \S+ _+$", failures, flags=re.M)[1:]
+    assert items
+    for item in items:
+        first, *rest = item.strip().splitlines()
+        assert first.startswith("fail: ") and not any(line.startswith("fail: ") for line in rest), item
 
 
 @pytest.mark.parametrize("options, message", [

@@ -84,9 +84,10 @@ def draw_family(console: Console, result, others: list | tuple = ()) -> None:
         console.print()
 
 
-def failure_text(result, others: list | tuple = ()) -> Text:
+def failure_text(result, others: list | tuple = (), verdict_line: bool = True) -> Text:
     """What a family's panel says: the first result in full (what was asked, expected and came
-    back, and where they differ), the others named, and the minimal case hypothesis shrank to."""
+    back, and where they differ), the others named, and the minimal case hypothesis shrank to.
+    Without `verdict_line`, the outcome and message are left to the caller, which shows them first."""
     example, verdict = result.example, result.verdict
     body = Text()
     variant = ", ".join(f"{key}: {value}" for key, value in _variant_items(result))
@@ -105,7 +106,8 @@ def failure_text(result, others: list | tuple = ()) -> Text:
         body.append(f"expected: rejection ({result.expected.invalid.rule}: {result.expected.invalid.sentence})\n")
     for array in result.actual:
         body.append(f"actual: {describe(array)}\n")
-    body.append(f"{verdict.outcome}: {verdict.message}\n", style=STYLES.get(verdict.outcome, ""))
+    if verdict_line:
+        body.append(f"{verdict.outcome}: {verdict.message}\n", style=STYLES.get(verdict.outcome, ""))
     for index, found in enumerate(verdict.mismatches):
         # The message holds the first mismatch's headline; the other outputs' are not in it.
         for line in found.details() if index == 0 else found.lines():
