@@ -210,6 +210,7 @@ def run_command(
     _print_lines(written)
     console_report.expectation_news(out, doc, strict)
     _print_unjudged([e for e in unmatched if e not in stale] if not interrupted else [], options)
+    _print_other_runners(expectations, runner_info)
     _print_skipped(skipped)
     _keep_worker_stderr(path)
     if interrupted:
@@ -358,6 +359,16 @@ def _print_unjudged(unjudged: list, options: RunOptions) -> None:
     count = len(unjudged)
     out.print(f"{count} {plural('expectation', count)} matched no case and {'was' if count == 1 else 'were'} not judged stale: "
               f"{', '.join(narrowing(options))} left out cases they may match{merged}", style="dim", highlight=False)
+
+
+def _print_other_runners(expectations: list, runner_info: dict) -> None:
+    """A line naming the runners of the entries that are not about this run's: a misspelt
+    `runner:` would otherwise leave its entry silently matching nothing, and never stale."""
+    others = [e.runner for e in expectations if not e.for_runner(runner_info)]
+    if others:
+        count = len(others)
+        out.print(f"{count} {plural('expectation', count)} for other runners, not judged here: {', '.join(sorted(set(others)))}",
+                  style="dim", highlight=False)
 
 
 def _entry_records(entries: list) -> list[dict]:

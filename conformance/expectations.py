@@ -69,10 +69,13 @@ class Expectation:
         """What a run says of this entry when no case matched it."""
         return stale_text(self.source, self.reason)
 
+    def for_runner(self, runner_info: dict) -> bool:
+        return self.runner is None or _runner_matches(self.runner, runner_info)
+
     def in_scope(self, ran: set[tuple[str, int]], runner_info: dict) -> bool:
         """Whether this run is about the entry at all: its runner, and an op version it names ran."""
-        return ((self.runner is None or _runner_matches(self.runner, runner_info))
-                and any(op == self.op and (self.versions is None or version in self.versions) for op, version in ran))
+        return self.for_runner(runner_info) and any(
+            op == self.op and (self.versions is None or version in self.versions) for op, version in ran)
 
     def covered_by(self, options, ran_ids: set[str]) -> bool:
         """Whether the run chose every case this entry could match, so that matching none makes it
@@ -95,7 +98,7 @@ class Expectation:
             and (self.dtypes is None or example.dtype in self.dtypes)
             and (self.case is None or example.id in self.case)
             and (self.match is None or fnmatch.fnmatchcase(example.name, self.match))
-            and (self.runner is None or _runner_matches(self.runner, runner_info))
+            and self.for_runner(runner_info)
             and (self.when is None or for_op(self.op).traits[self.when](example))
         )
 

@@ -334,6 +334,7 @@ def test_an_entry_is_not_stale_for_want_of_the_cases_the_run_left_out_or_in_a_ru
     narrowed = conform(*args, "--dtype", "float", "--strict")
     assert [e["source"].split(":")[-1] for e in narrowed.report["stale_expectations"]] == ["5"] and narrowed.code == 1
     assert "2 expectations matched no case and were not judged stale: --dtype left out cases they may match" in narrowed.stdout
+    assert "1 expectation for other runners, not judged here: cuda" in narrowed.stdout  # a misspelt runner would show
     whole = conform(*args)
     assert [e["source"].split(":")[-1] for e in whole.report["stale_expectations"]] == ["4", "5"]
     assert "not judged stale" not in whole.stdout
