@@ -33,6 +33,12 @@ def plural(noun: str, count: int) -> str:
     return f"{noun[:-1]}ies" if noun.endswith("y") and noun[-2:-1] not in "aeiou" else f"{noun}s"
 
 
+def record_name(record: dict) -> str:
+    """A report record's id, with its input mode and optimization level where the run had several:
+    `Slice-13/x/float/int64[constant][off]`, as JUnit names its testcase."""
+    return record["id"] + "".join(f"[{record[key]}]" for key in ("mode", "optimizations") if key in record)
+
+
 def stale_text(source: str, reason: str) -> str:
     """What a report says of an expectation (at `source`, FILE:LINE) that no case matched."""
     return f"expectation at {source} matches no case: {reason}"

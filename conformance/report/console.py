@@ -18,7 +18,7 @@ from rich.text import Text
 
 from ..compare import AMBIGUOUS, CRASH, ERROR, FAIL, FALLBACK, LENIENT, OUTCOMES, PASS, TIMEOUT, UNSUPPORTED, XPASS
 from ..values import describe
-from . import FAILING, plural, recorded_gate, stale_text, summary
+from . import FAILING, plural, record_name, recorded_gate, stale_text, summary
 
 STYLES = {PASS: "green", FAIL: "bold red", ERROR: "bold magenta", UNSUPPORTED: "yellow", AMBIGUOUS: "cyan",
           LENIENT: "blue", CRASH: "bold red", TIMEOUT: "bold red", FALLBACK: "bold red", "skipped": "dim",
@@ -231,7 +231,7 @@ def failing_records(console: Console, doc: dict, strict: bool, listed: int = MAX
     failing, _ = recorded_gate(doc, strict)
     shown = [r for r in doc["results"] if r["outcome"] in failing and r["outcome"] != XPASS]
     for record in shown[:listed]:
-        console.print(Text.assemble((record["outcome"].upper(), STYLES[record["outcome"]]), f" {_record_name(record)}: {record['message']}"),
+        console.print(Text.assemble((record["outcome"].upper(), STYLES[record["outcome"]]), f" {record_name(record)}: {record['message']}"),
                       soft_wrap=True, highlight=False)
         console.print(f"  replay: {record['replay']}", style="dim", soft_wrap=True, highlight=False, markup=False)
     if len(shown) > listed:
@@ -242,14 +242,10 @@ def expectation_news(console: Console, doc: dict, strict: bool) -> None:
     """A line for each xpass and each stale expectation of a report, saying whether it fails the run."""
     _, strict = recorded_gate(doc, strict)
     under_strict = " (fails the run under --strict)" if strict else ""
-    flagged = [("XPASS", f"{_record_name(r)}: {r['message']}") for r in doc["results"] if r["outcome"] == XPASS]
+    flagged = [("XPASS", f"{record_name(r)}: {r['message']}") for r in doc["results"] if r["outcome"] == XPASS]
     flagged += [("STALE", stale_text(e["source"], e["reason"])) for e in doc.get("stale_expectations") or []]
     for flag, text in flagged:
         console.print(Text.assemble((flag, "bold yellow"), f" {text}{under_strict}"), soft_wrap=True, highlight=False)
-
-
-def _record_name(record: dict) -> str:
-    return record["id"] + "".join(f"[{record[key]}]" for key in ("mode", "optimizations") if key in record)
 
 
 def differing_variants(results) -> list[Text]:

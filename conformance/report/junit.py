@@ -16,7 +16,7 @@ from pathlib import Path
 
 from ..compare import ERROR, SKIPPED, UNSUPPORTED, XFAIL
 from ..output import write_atomic
-from . import recorded_gate
+from . import record_name, recorded_gate
 
 SKIPS = (XFAIL, UNSUPPORTED, SKIPPED)
 
@@ -46,10 +46,9 @@ def document(doc: dict, strict: bool = False) -> ElementTree.ElementTree:
     suites = ElementTree.Element("testsuites", {k: str(v) for k, v in totals.items()})
     suite = ElementTree.SubElement(suites, "testsuite", {"name": "conform", **{k: str(v) for k, v in totals.items()}})
     for record in records:
-        variant = "".join(f"[{record[k]}]" for k in ("mode", "optimizations") if k in record)
         case = ElementTree.SubElement(suite, "testcase", {
             "classname": f"conform.{record['op']}-{record['opset']}.{record['dtype']}",
-            "name": record["id"] + variant,
+            "name": record_name(record),
             "time": str(record.get("seconds", 0)),
         })
         outcome = record["outcome"]
