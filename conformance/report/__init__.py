@@ -26,6 +26,11 @@ FAILING = (FAIL, ERROR, CRASH, TIMEOUT, FALLBACK)
 SEVERITY = (*FAILING, XPASS, LENIENT, UNSUPPORTED, XFAIL, AMBIGUOUS, SKIPPED, PASS)
 
 
+def outcome_counts(counts: dict[str, int]) -> str:
+    """'336 pass, 4 xfail': the outcomes a report's summary counts (see `tally`), in OUTCOMES' order."""
+    return ", ".join(f"{counts[o]} {o}" for o in OUTCOMES if counts.get(o))
+
+
 def plural(noun: str, count: int) -> str:
     """`noun` as a count other than one names it: an s added (a y after a consonant made ies)."""
     if count == 1:

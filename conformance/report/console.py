@@ -18,7 +18,7 @@ from rich.text import Text
 
 from ..compare import AMBIGUOUS, CRASH, ERROR, FAIL, FALLBACK, LENIENT, OUTCOMES, PASS, TIMEOUT, UNSUPPORTED, XPASS
 from ..values import describe
-from . import FAILING, plural, record_name, recorded_gate, stale_text, summary
+from . import FAILING, outcome_counts, plural, record_name, recorded_gate, stale_text, summary
 
 STYLES = {PASS: "green", FAIL: "bold red", ERROR: "bold magenta", UNSUPPORTED: "yellow", AMBIGUOUS: "cyan",
           LENIENT: "blue", CRASH: "bold red", TIMEOUT: "bold red", FALLBACK: "bold red", "skipped": "dim",
@@ -221,8 +221,7 @@ def render(results, console: Console, report_path: str | None = None, show: tupl
 
 def summary_line(counts: dict[str, int], where: str = "") -> Text:
     """'431 cases: 336 pass, 4 xfail', from a report's summary (`where` after 'cases')."""
-    line = ", ".join(f"{counts[o]} {o}" for o in OUTCOMES if counts[o])
-    return Text.assemble((f"{counts['total']} cases{where}:", "bold"), f" {line or 'none'}")
+    return Text.assemble((f"{counts['total']} cases{where}:", "bold"), f" {outcome_counts(counts) or 'none'}")
 
 
 def failing_records(console: Console, doc: dict, strict: bool, listed: int = MAX_DETAILED) -> None:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from ..compare import LENIENT, XPASS
 from ..output import write_atomic
-from . import SEVERITY, recorded_gate
+from . import SEVERITY, outcome_counts, recorded_gate
 
 COLOURS = {"pass": "#2e7d32", "fail": "#c62828", "error": "#6a1b9a", "crash": "#b71c1c", "timeout": "#b71c1c",
            "fallback": "#b71c1c", "unsupported": "#f9a825", "ambiguous": "#00838f", "lenient": "#1565c0",
@@ -32,7 +32,7 @@ def render(doc: dict) -> str:
     shown = recorded_gate(doc)[0] | {XPASS, LENIENT}  # what fails the run, and what the console shows beside it
     failures = [r for r in records if r["outcome"] in shown]
     details = "".join(_failure(r) for r in failures)
-    summary = ", ".join(f"{n} {o}" for o, n in doc["summary"].items() if n and o != "total")
+    summary = outcome_counts(doc["summary"])
     return f"""<!DOCTYPE html>
 <html><head><meta charset="utf-8"><title>conform report</title>
 <style>body{{font-family:sans-serif;margin:2em}}table{{border-collapse:collapse}}td,th{{border:1px solid #ccc;padding:4px 8px}}
