@@ -182,14 +182,14 @@ def _conform_session(config: pytest.Config) -> ConformSession:
     from .model import MODES
     from .reference import for_op
     from .report import gate_record, recorded_gate
-    from .runners import DEFAULT_TIMEOUT, OPTIMIZATIONS, make_runner
+    from .runners import DEFAULT_TIMEOUT, MAX_TIMEOUT, MIN_TIMEOUT, OPTIMIZATIONS, make_runner
     from .errors import UsageError
 
     option = config.getoption
     examples, timeout = option("--conform-examples"), option("--conform-timeout")
     timeout = DEFAULT_TIMEOUT if timeout is None else timeout
-    if not 0.1 <= timeout <= 86400:
-        raise UsageError(f"--conform-timeout takes seconds from 0.1 to 86400, not {timeout:g}")
+    if not MIN_TIMEOUT <= timeout <= MAX_TIMEOUT:
+        raise UsageError(f"--conform-timeout takes seconds from {MIN_TIMEOUT} to {MAX_TIMEOUT}, not {timeout:g}")
     options = RunOptions(
         op=for_op(option("--conform-op")).op, opset=option("--conform-opset"),
         dtypes=tuple(dtype(name).name for name in option("--conform-dtype")),

@@ -10,6 +10,8 @@ from .base import Runner, RunOutput
 RUNNER_NAMES = ("onnxruntime", "reference")
 OPTIMIZATIONS = ("on", "off")
 DEFAULT_TIMEOUT = 10.0  # seconds a case may take in a runtime before it is a timeout
+# What a timeout may be set to: a day is no limit in practice, and the system's clocks overflow on `inf`.
+MIN_TIMEOUT, MAX_TIMEOUT = 0.1, 86400
 
 
 @dataclass(frozen=True)
@@ -62,4 +64,4 @@ def make_runner(runner: str = "onnxruntime", provider: str = "cpu", backend: str
     return spec.make()
 
 
-__all__ = ["Runner", "RunOutput", "RunnerSpec", "make_runner", "RUNNER_NAMES", "OPTIMIZATIONS", "DEFAULT_TIMEOUT"]
+__all__ = ["Runner", "RunOutput", "RunnerSpec", "make_runner", "RUNNER_NAMES", "OPTIMIZATIONS", "DEFAULT_TIMEOUT", "MIN_TIMEOUT", "MAX_TIMEOUT"]
