@@ -20,7 +20,7 @@ from rich.text import Text
 
 from . import casefile, registry, runtime_log, strategies
 from .errors import ConformError, OutputError, UnavailableError, UsageError
-from .execute import (DEFAULT_MAX_ELEMENTS, RunOptions, check_case_ids_found, chose_nothing, parse_choice, parse_shard, plan,
+from .execute import (DEFAULT_MAX_ELEMENTS, RunOptions, at_level, check_case_ids_found, chose_nothing, parse_choice, parse_shard, plan,
                       planned_count, run_examples, select_examples, shard_scope, shrink_failures, whole_run)
 from .parallel import WorkerPool, shrink_side_by_side, shrinks_side_by_side, worker_count
 from .expectations import apply as apply_expectations
@@ -188,10 +188,10 @@ def run_command(
     runner_info = runners[0].describe()
     written = []  # what the run wrote besides its JSON report, told after the console report
     if write_expect:
-        count = write_starting_file(results, runner_info, write_expect)
+        count = write_starting_file(results, runner_info, write_expect, options)
         written.append(f"{count} deviations written to {write_expect}")
     strict = ci if strict is None else strict
-    results, unmatched = apply_expectations(results, expectations, runner_info, strict)
+    results, unmatched = apply_expectations(results, expectations, runner_info, options, strict)
     stale = [] if interrupted else stale_among(unmatched, options, results)
     gate = gate_record(options.strict_validation, options.fail_on_unsupported, strict)  # recorded: the JUnit report and merge judge by it
     doc = json_report.document(results, runner_info, None if from_dirs else seed, _options_record(options) | gate)
@@ -403,9 +403,7 @@ def merge_command(
 
 
 def _tagged(results: list, level: str, levels: int) -> list:
-    if levels == 1:
-        return results
-    return [dataclasses.replace(r, extra={**r.extra, "optimizations": level}) for r in results]
+    return [at_level(r, level, levels) for r in results]
 
 
 class _interruptible:

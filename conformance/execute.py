@@ -80,6 +80,12 @@ class Result:
         return self.verdict.outcome
 
 
+def at_level(result: Result, level: str, levels: int) -> Result:
+    """The result tagged with the optimization level it ran at, where the run had `levels` > 1
+    (its report then names the level beside the case id; with one, the runner's own says it)."""
+    return result if levels == 1 else dataclasses.replace(result, extra={**result.extra, "optimizations": level})
+
+
 def selected_versions(options: RunOptions) -> list[OpVersion]:
     reference = for_op(options.op)
     chosen = [version_in_force(reference.op, options.opset)] if options.opset is not None else list(versions(reference.op))

@@ -8,15 +8,22 @@
         case: Slice-13/negative_step_int_max_end/float/int64   # optional: one case id, or a list
         match: "negative_step_int*max*" # optional: glob on the case name
         when: negative-step-int-max-end # optional: a trait of what the case contains (see below)
+        modes: [initializer, constant]  # optional: the input modes it deviates in (--mode)
+        optimizations: [on]             # optional: the onnxruntime graph optimization levels (--optimizations)
         reason: "onnxruntime reads ends == INT_MAX with a negative step as 'to the start'"  # required
         issue: https://github.com/microsoft/onnxruntime/issues/NNNN                         # optional
 
-A failing case an entry matches becomes `xfail`; a matching case that passes is `xpass`; an entry
-that matches no case at all is stale. Under `--strict` both xpass and stale entries fail the run.
+A case an entry matches whose outcome fails the run becomes `xfail` (a fail, error, crash, timeout or
+fallback; also a lenient case under `--strict-validation` and an unsupported one under
+`--fail-on-unsupported`); a matching case that passes is `xpass`; an entry that matches no case at
+all is stale. Under `--strict` both xpass and stale entries fail the run. A lenient or unsupported
+case that does not fail the run keeps its outcome, and the entry that matches it is not stale: the
+runtime still deviates as it says, only this run does not gate on it.
 An entry is stale only where the run chose every case it could match: not for want of the cases
 that `--dtype`, `--case` or `--shard` left out (a `case:` entry whose cases were chosen, or all fall
 in the run's shard, is judged all the same; `conform merge` judges the shards' entries together),
-and not in a run on another runner than its `runner:`.
+and not in a run on another runner than its `runner:`, or without the input modes or optimization
+levels its `modes:` or `optimizations:` name.
 
 `when` names a trait the op's reference defines (`traits` in reference/<op>.py), so an entry
 covers a deviation by its cause, for any seed and any number of examples, where case ids hold only
@@ -39,14 +46,19 @@ from .casefile import LineDict, Problems, check_keys, display_path, dtype_list, 
 from .compare import CRASH, ERROR, FAIL, FALLBACK, PASS, TIMEOUT, XFAIL, XPASS, Verdict
 from .errors import CaseFileError, ConformError
 from .execute import in_shard
+from .model import MODES
 from .output import write_atomic
-from .report import stale_text
+from .report import LENIENT, UNSUPPORTED, gate_record, recorded_gate, stale_text
 from .reference import for_op
+from .runners import OPTIMIZATIONS
 from .runners.onnxruntime import PROVIDERS, short_provider
 from .values import ValueProblem
 
 DEVIATIONS = (FAIL, ERROR, CRASH, TIMEOUT, FALLBACK)
-ENTRY_KEYS = ("op", "versions", "dtypes", "runner", "case", "match", "when", "reason", "issue")
+# What a runtime does against the text whether or not the run fails on it: a `when:` entry that
+# matches such a case is not stale.
+DEVIATES = (*DEVIATIONS, LENIENT, UNSUPPORTED)
+ENTRY_KEYS = ("op", "versions", "dtypes", "runner", "case", "match", "when", "modes", "optimizations", "reason", "issue")
 
 
 @dataclass(frozen=True)
@@ -63,6 +75,8 @@ class Expectation:
     case: tuple[str, ...] | None = None
     match: str | None = None
     when: str | None = None
+    modes: tuple[str, ...] | None = None
+    optimizations: tuple[str, ...] | None = None
     issue: str | None = None
 
     def stale_text(self) -> str:
@@ -72,10 +86,15 @@ class Expectation:
     def for_runner(self, runner_info: dict) -> bool:
         return self.runner is None or _runner_matches(self.runner, runner_info)
 
-    def in_scope(self, ran: set[tuple[str, int]], runner_info: dict) -> bool:
-        """Whether this run is about the entry at all: its runner, and an op version it names ran."""
+    def in_scope(self, ran: set[tuple[str, int, str, str | None]], runner_info: dict) -> bool:
+        """Whether this run is about the entry at all: its runner, and an op version it names ran
+        in an input mode and at an optimization level it names (`ran` holds each as `variant_of`)."""
         return self.for_runner(runner_info) and any(
-            op == self.op and (self.versions is None or version in self.versions) for op, version in ran)
+            op == self.op and (self.versions is None or version in self.versions) and self._in_variant(mode, level)
+            for op, version, mode, level in ran)
+
+    def _in_variant(self, mode: str, level: str | None) -> bool:
+        return (self.modes is None or mode in self.modes) and (self.optimizations is None or level in self.optimizations)
 
     def covered_by(self, options, ran_ids: set[str]) -> bool:
         """Whether the run chose every case this entry could match, so that matching none makes it
@@ -99,8 +118,17 @@ class Expectation:
             and (self.case is None or example.id in self.case)
             and (self.match is None or fnmatch.fnmatchcase(example.name, self.match))
             and self.for_runner(runner_info)
+            and self._in_variant(*variant_of(result, runner_info)[2:])
             and (self.when is None or for_op(self.op).traits[self.when](example))
         )
+
+
+def variant_of(result, runner_info: dict) -> tuple[str, int, str, str | None]:
+    """A result's op, since-version, input mode and optimization level (None on a runner without
+    levels): a run tags the mode and level only where it ran several, the level otherwise being its runner's."""
+    example = result.example
+    level = result.extra.get("optimizations", runner_info.get("optimizations"))
+    return example.op, example.version.since_version, result.extra.get("mode", "input"), level
 
 
 def _runner_matches(wanted: str, runner_info: dict) -> bool:
@@ -141,6 +169,8 @@ def _entry(entry, path: str, problems: Problems) -> Expectation | None:
     try:
         op = for_op(entry["op"]).op
         chosen_versions, chosen_dtypes = version_list(entry.get("versions"), op), dtype_list(entry.get("dtypes"))
+        modes = _choice_list(entry, "modes", MODES, "--mode")
+        optimizations = _choice_list(entry, "optimizations", OPTIMIZATIONS, "--optimizations")
         _check_text(entry)
         _check_trait(op, entry.get("when"))
     except (ConformError, ValueProblem) as error:
@@ -149,8 +179,25 @@ def _entry(entry, path: str, problems: Problems) -> Expectation | None:
     return Expectation(
         op=op, reason=reason.strip(), source=f"{path}:{entry.line}", versions=chosen_versions, dtypes=chosen_dtypes,
         runner=entry.get("runner"), case=_case_ids(entry), match=entry.get("match"), when=entry.get("when"),
-        issue=entry.get("issue"),
+        modes=modes, optimizations=optimizations, issue=entry.get("issue"),
     )
+
+
+def _choice_list(entry: LineDict, key: str, allowed: tuple[str, ...], option: str) -> tuple[str, ...] | None:
+    """`modes:` or `optimizations:`: one value or a list of the values `option` takes; None when absent."""
+    value = entry.get(key)
+    if value is None:
+        return None
+    values = [_yaml_level(v) if key == "optimizations" else v for v in (value if isinstance(value, list) else [value])]
+    wrong = [v for v in values if v not in allowed]
+    if wrong or not values:
+        raise ValueProblem(f"'{key}' is one of {', '.join(allowed)} (as {option} takes) or a list of them, not {value!r}")
+    return tuple(values)
+
+
+def _yaml_level(value):
+    """YAML 1.1 reads a bare on or off as a boolean: `optimizations: [on]` means the level."""
+    return "on" if value is True else "off" if value is False else value
 
 
 def _check_text(entry: LineDict) -> None:
@@ -190,12 +237,18 @@ def stale_among(unmatched: list[Expectation], options, results: list) -> list[Ex
     return [entry for entry in unmatched if entry.covered_by(options, ran_ids)]
 
 
-def apply(results: list, expectations: list[Expectation], runner_info: dict,
+def failing_outcomes(options) -> frozenset[str]:
+    """The outcomes that fail a run of `options`, xpass aside: what an entry turns into xfail."""
+    return recorded_gate({"options": gate_record(options.strict_validation, options.fail_on_unsupported, strict=False)})[0]
+
+
+def apply(results: list, expectations: list[Expectation], runner_info: dict, options,
           strict: bool = False) -> tuple[list, list[Expectation]]:
     """Results with xfail/xpass outcomes where an entry matches, and the entries about this run that
     matched no case as they say (stale, if the run chose every case they could match: `stale_among`).
     An xfail's or xpass's replay gives the file (and an xpass `--strict`, when the run has it): without
     them an xfail replays as a fail, and an xpass that failed a strict run replays as a pass."""
+    failing = failing_outcomes(options)
     used: set[int] = set()
     applied = []
     for result in results:
@@ -204,11 +257,11 @@ def apply(results: list, expectations: list[Expectation], runner_info: dict,
             applied.append(result)
             continue
         entry = expectations[index]
-        if entry.when is None or result.outcome in DEVIATIONS:
+        if entry.when is None or result.outcome in DEVIATES:
             used.add(index)
         note = f"{entry.reason} ({entry.source}{', ' + entry.issue if entry.issue else ''})"
         replay = f"{result.replay} --expect {shlex.quote(entry.file)}"
-        if result.outcome in DEVIATIONS:
+        if result.outcome in failing:
             verdict = Verdict(XFAIL, f"expected deviation: {note}; {result.verdict.message}", result.verdict.mismatches)
         elif result.outcome == PASS and entry.when is None:
             verdict = Verdict(XPASS, f"passes, but is listed as a known deviation: {note}")
@@ -217,20 +270,54 @@ def apply(results: list, expectations: list[Expectation], runner_info: dict,
             applied.append(result)
             continue
         applied.append(dataclasses.replace(result, verdict=verdict, replay=replay))
-    ran = {(r.example.op, r.example.version.since_version) for r in results}
+    ran = {variant_of(r, runner_info) for r in results}
     unmatched = [e for i, e in enumerate(expectations) if i not in used and e.in_scope(ran, runner_info)]
     return applied, unmatched
 
 
-def write_starting_file(results: list, runner_info: dict, path: Path) -> int:
-    """Write the current deviations as an expectations file to start from; return how many."""
-    failing = [r for r in results if r.outcome in DEVIATIONS]
+def write_starting_file(results: list, runner_info: dict, path: Path, options) -> int:
+    """Write the current deviations (what fails a run of `options`) as an expectations file to start
+    from, which makes the same run pass under --strict; return how many entries it holds.
+
+    An entry names a case; where the case failed in some input modes or optimization levels of
+    the run and passed in others, it names those too, so that the others are not xpass."""
+    failing = failing_outcomes(options)
     runner = short_provider(runner_info.get("provider", "")) or runner_info.get("name")
-    entries = [{"op": r.example.op, "case": r.example.id, "runner": runner,
-                "reason": f"observed: {r.verdict.message[:200]}"} for r in failing]
+    variants: dict[str, list] = {}
+    for result in results:
+        variants.setdefault(result.example.id, []).append(result)
+    entries = []
+    for case_results in variants.values():
+        failed = [r for r in case_results if r.outcome in failing]
+        if failed:
+            first = failed[0]
+            common = {"op": first.example.op, "case": first.example.id, "runner": runner}
+            reason = {"reason": f"observed: {first.verdict.message[:200]}"}
+            entries += [common | scope | reason for scope in _variant_scopes(case_results, failed, runner_info)]
     header = "# Known deviations; replace each 'observed' reason with why the runtime deviates.\n"
     write_atomic(path, header + yaml.safe_dump({"expectations": entries}, sort_keys=False, width=120), "the expectations file")
     return len(entries)
+
+
+def _variant_scopes(case_results: list, failed: list, runner_info: dict) -> list[dict]:
+    """The `modes:`/`optimizations:` keys of entries that together match exactly the failed
+    variants of one case: none when it failed in every variant the run had; one entry when
+    the failed ones are every pairing of their modes and levels; else an entry for each."""
+    ran = [variant_of(r, runner_info)[2:] for r in case_results]
+    bad = [variant_of(r, runner_info)[2:] for r in failed]
+    modes, levels = _in_order({m for m, _ in bad}, MODES), _in_order({lv for _, lv in bad}, OPTIMIZATIONS)
+    if {v for v in ran if v[0] in modes and v[1] in levels} == set(bad):
+        return [_scope(modes if set(modes) != {m for m, _ in ran} else None,
+                       levels if set(levels) != {lv for _, lv in ran} else None)]
+    return [_scope([mode], [level]) for mode, level in bad]
+
+
+def _in_order(chosen: set, allowed: tuple[str, ...]) -> list:
+    return [value for value in allowed if value in chosen] or sorted(chosen, key=str)
+
+
+def _scope(modes: list | None, levels: list | None) -> dict:
+    return {key: value for key, value in (("modes", modes), ("optimizations", levels)) if value and value != [None]}
 
 
 __all__ = ["Expectation", "load", "apply", "stale_among", "narrowing", "write_starting_file", "XFAIL", "XPASS", "CaseFileError"]

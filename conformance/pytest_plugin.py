@@ -96,7 +96,7 @@ class ConformSession:
         if not self.expectations or len(self.results) < self.items:
             return None
         runner_info = next(iter(self.runners.values())).describe()
-        return stale_among(apply(self.results, self.expectations, runner_info)[1], self.options, self.results)
+        return stale_among(apply(self.results, self.expectations, runner_info, self.options)[1], self.options, self.results)
 
 
 SESSION = pytest.StashKey[ConformSession]()
@@ -111,17 +111,17 @@ class ConformItem(pytest.Item):
 
     def runtest(self) -> None:
         from .errors import ConformError
-        from .execute import run_one
+        from .execute import at_level, run_one
         from .expectations import apply
 
         conform = self.conform
         runner = conform.runners[self.level]
         try:
-            result = run_one(self.example, runner, conform.options, self.mode)
+            result = at_level(run_one(self.example, runner, conform.options, self.mode), self.level, len(conform.runners))
         except ConformError as error:  # the runtime cannot be loaded at all: no case can run
             pytest.exit(f"conform: {in_plugin_terms(error.message)}", returncode=pytest.ExitCode.USAGE_ERROR)
         conform.results.append(result)
-        [result], _ = apply([result], conform.expectations, runner.describe(), conform.strict)
+        [result], _ = apply([result], conform.expectations, runner.describe(), conform.options, conform.strict)
         self.user_properties.append(("outcome", result.outcome))
         if result.outcome in conform.failing:
             raise ConformFailure(result)

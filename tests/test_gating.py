@@ -9,6 +9,7 @@ import xml.etree.ElementTree as ElementTree
 from pathlib import Path
 
 import pytest
+import yaml
 from conftest import replayed
 
 
@@ -94,6 +95,55 @@ def test_write_expect_writes_a_file_that_turns_the_failures_into_xfail(conform, 
     assert [line.split(":")[0] for line in second.stdout.splitlines()[-3:]] == ["JSON report", "JUnit report", "HTML report"]
 
 
+@pytest.mark.parametrize("args", [
+    # onnxruntime accepts a 2-D shape where it is an initializer or a constant, and rejects it as a graph input
+    ("--op", "ConstantOfShape", "--opset", "9", "--mode", "all", "--strict-validation"),
+    ("--op", "Clip", "--opset", "13", "--mode", "all", "--optimizations", "both"),  # fails alike in all six variants
+    ("--op", "Slice", "--opset", "13", "--dtype", "complex64", "--dtype", "float", "--fail-on-unsupported"),
+], ids=["lenient-in-some-modes", "fail-in-every-variant", "unsupported"])
+def test_a_file_written_by_write_expect_makes_the_same_run_pass_under_strict(conform, tmp_path, args):
+    # The file left out what --strict-validation and --fail-on-unsupported make failing, and it wrote
+    # an entry per failing result: under --mode all, three entries of one case, two of them stale;
+    # and a case failing in some modes only was xpass in the others.
+    failing = {"fail", "error", "crash", "timeout", "fallback"}
+    failing |= {"lenient"} if "--strict-validation" in args else {"unsupported"} if "--fail-on-unsupported" in args else set()
+    written = tmp_path / "start.yaml"
+    first = conform("run", *args, "--no-hypothesis", "--write-expect", str(written))
+    second = conform("run", *args, "--no-hypothesis", "--expect", str(written), "--strict")
+    assert first.code == 1 and second.code == 0, second.stdout[-3000:]
+    variant = lambda r: (r["id"], r.get("mode"), r.get("optimizations"))
+    before = {variant(r): r["outcome"] for r in first.report["results"]}
+    after = {variant(r): r["outcome"] for r in second.report["results"]}
+    assert after == {key: "xfail" if outcome in failing else outcome for key, outcome in before.items()}
+    assert not second.report["stale_expectations"]
+    entries = yaml.safe_load(written.read_text())["expectations"]
+    scopes = [(e["case"], str(e.get("modes")), str(e.get("optimizations"))) for e in entries]
+    assert len(scopes) == len(set(scopes)) and {e["case"] for e in entries} == {key[0] for key, o in before.items() if o in failing}
+    assert first.stdout.rstrip().endswith(f"{len(entries)} deviations written to {written}")
+
+
+def test_an_entry_with_modes_or_optimizations_matches_only_those_variants(conform, tmp_path):
+    known, passing = "Clip-13/int64_below_int32_min/int64", "Clip-13/int64_beyond_2_pow_53/int64"  # onnxruntime leaves the first unclipped
+    expect = expectations(tmp_path, f"""\
+        expectations:
+          - {{op: Clip, case: {known}, optimizations: off, modes: [initializer, constant], reason: left unclipped}}
+          - {{op: Clip, case: {passing}, modes: constant, reason: was broken once}}
+        """)
+    args = ("run", "--op", "Clip", "--opset", "13", "--no-hypothesis", "--expect", expect, "--strict")
+    every = conform(*args, "--case", known, "--case", passing, "--mode", "all", "--optimizations", "both")
+    outcomes = {(r["id"], r["mode"], r["optimizations"]): r["outcome"] for r in every.report["results"]}
+    assert outcomes == {(case, mode, level): ("xfail" if level == "off" and mode != "input" else "fail") if case == known
+                        else "xpass" if mode == "constant" else "pass"
+                        for case in (known, passing) for mode in ("input", "initializer", "constant") for level in ("on", "off")}
+    assert every.code == 1 and not every.report["stale_expectations"]
+    # A run without the variants an entry names is not about it: neither stale nor matched.
+    plain = conform(*args, "--case", passing)
+    assert plain.code == 0 and [r["outcome"] for r in plain.report["results"]] == ["pass"]
+    assert not plain.report["stale_expectations"]
+    constant = conform(*args, "--case", passing, "--mode", "constant")
+    assert constant.code == 1 and [r["outcome"] for r in constant.report["results"]] == ["xpass"]
+
+
 def test_the_shipped_expectations_make_onnxruntime_cpu_pass_in_ci_mode(conform):
     result = conform("run", "--op", "Slice", "--opset", "13", "--expect", str(ROOT / "expectations" / "onnxruntime-cpu.yaml"), "--ci")
     assert result.code == 0, result.stdout[-2000:]
@@ -147,6 +197,9 @@ def test_entries_that_could_never_match_are_file_errors_not_silently_dead(tmp_pa
           - {op: Slice, runner: 5, reason: e}
           - {op: Slice, case: [1], reason: f}
           - {op: Slice, versions: [13], dtypes: [float32], reason: g}
+          - {op: Slice, modes: [input, const], reason: h}
+          - {op: Slice, optimizations: maybe, reason: i}
+          - {op: Slice, modes: [constant], optimizations: off, reason: j}
         """)
     with pytest.raises(CaseFileError) as caught:
         load(Path(path))
@@ -158,6 +211,9 @@ def test_entries_that_could_never_match_are_file_errors_not_silently_dead(tmp_pa
     assert "'runner' is text, not 5" in found[6]
     assert "'case' is a case id or a list of them" in found[7]
     assert 8 not in found  # float32 is another name of float
+    assert "'modes' is one of input, initializer, constant (as --mode takes) or a list of them, not ['input', 'const']" in found[9]
+    assert "'optimizations' is one of on, off (as --optimizations takes) or a list of them, not 'maybe'" in found[10]
+    assert 11 not in found  # YAML reads a bare off as false: it is the level
 
 
 def test_an_entry_naming_a_dtype_by_another_name_matches_it(conform, tmp_path):

@@ -200,6 +200,32 @@ def test_pytest_plugin_examples_0_draws_no_hypothesis_case(tmp_path):
     assert drawn_none == yaml_only
 
 
+def test_pytest_plugin_an_entry_covers_what_the_options_make_failing_in_the_levels_it_names(tmp_path):
+    # Under --conform-strict-validation an entry for a lenient case left its item failed; and the
+    # session took every item for one at the first runner's level, so an entry about the other
+    # level was never judged stale.
+    lenient = "Slice-10/negative_axis/float/int64"  # onnxruntime accepts a negative axis before Slice-11
+    (tmp_path / "mine.yaml").write_text(textwrap.dedent("""\
+        op: Slice
+        cases:
+          - {name: negative_axis, spec: no meaning before Slice-11, versions: [10], dtypes: [float], types: {Tind: [int64]},
+             inputs: {data: [[1, 2], [3, 4]], starts: [0], ends: [1], axes: [-1]}, expect: {error: negative-axis}}
+        """))
+    (tmp_path / "expect.yaml").write_text(textwrap.dedent(f"""\
+        expectations:
+          - {{op: Slice, case: {lenient}, optimizations: off, reason: accepts a negative axis}}
+          - {{op: Slice, optimizations: off, match: no_such_case, reason: gone}}
+        """))
+    args = ("--conform-op", "Slice", "--conform-opset", "10", "--conform-no-hypothesis", "--conform-only-cases", "mine.yaml",
+            "--conform-strict-validation", "--conform-optimizations", "both", "--conform-expect", "expect.yaml", "--conform-strict", "-rfx")
+    session = pytest_session(tmp_path, *args)
+    assert counts_of(session) == {"failed": 1, "xfailed": 1}
+    assert f"FAILED ::{lenient}[optimizations-on] - lenient: " in session.stdout
+    assert f"XFAIL ::{lenient}[optimizations-off] - expected deviation: accepts a negative axis" in session.stdout
+    assert "conform: STALE expectation at expect.yaml:3 matches no case: gone" in session.stdout
+    assert "STALE expectation at expect.yaml:2" not in session.stdout and session.returncode == pytest.ExitCode.TESTS_FAILED
+
+
 def test_pytest_plugin_an_entry_about_cases_its_dtype_left_out_is_not_stale(tmp_path):
     # Under --conform-strict, a session of float cases failed on an entry about int64 cases.
     (tmp_path / "expect.yaml").write_text(textwrap.dedent("""\
