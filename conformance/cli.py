@@ -642,7 +642,7 @@ def _keep_worker_stderr(report: Path) -> None:
     log = (DEFAULT_REPORT_DIR / report.name if is_stream(report) else report).with_suffix(".stderr.log")
     lines = runtime_log.keep(log)
     if lines:
-        err.print(f"worker processes wrote {lines:,} lines to stderr, kept in {log} (a case that crashed or "
+        err.print(f"worker processes wrote {lines:,} {plural('line', lines)} to stderr, kept in {log} (a case that crashed or "
                   f"hung quotes in its verdict the last lines its runtime wrote during it)", highlight=False)
 
 

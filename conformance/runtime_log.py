@@ -1,4 +1,4 @@
-"""What runtimes (and anything else in a worker process) write to stderr.
+"""What runtimes (and anything else in a worker process) write to stderr (and stdout, sent there).
 
 Each worker process writes its stderr to a file of its own, in the command's scratch folder (see
 scratch: a worker's own workers write there too), instead of to the console: a runtime
@@ -16,6 +16,7 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import sys
 import time
 from pathlib import Path
 
@@ -38,7 +39,12 @@ def new_file() -> str:
 
 def redirect_stderr(path: str | None) -> None:
     """In a worker, first thing: send file descriptor 2 (the runtime's and Python's stderr) to
-    `path`. Where the file cannot be made, stderr stays the console's."""
+    `path`, and stdout with it. Where the file cannot be made, both stay the console's.
+
+    A runtime or backend that prints to stdout would otherwise write into the command's own
+    stdout: amid the console report, and into a JSON report written to /dev/stdout. Python's
+    stdout becomes its stderr, which is line-buffered, so that a print lands before the answer of
+    its case (a worker ends without flushing buffers) and a crashed case's last words include it."""
     if path is None:
         return
     try:
@@ -46,7 +52,9 @@ def redirect_stderr(path: str | None) -> None:
     except OSError:
         return
     os.dup2(descriptor, 2)
+    os.dup2(descriptor, 1)
     os.close(descriptor)
+    sys.stdout = sys.stderr
 
 
 def position() -> int:

@@ -74,6 +74,24 @@ def test_what_a_runtime_writes_to_stderr_is_kept_beside_the_report_and_not_print
     assert [p.name for p in temporary.iterdir() if p.name.startswith("conform-")] == []
 
 
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_what_a_runtime_prints_to_stdout_goes_to_the_log_not_amid_the_console_report(conform, tmp_path, jobs):
+    # A backend's prints reached the command's stdout, amid the console report, and a crashed
+    # case's verdict did not quote them.
+    result = conform("run", "--op", "Slice", "--opset", "13", "--dtype", "float", "--no-hypothesis", "--backend", "chatty",
+                     "--case", CRASHING, "--case", PASSING, "--jobs", jobs)
+    assert result.code == 1, result.stderr
+    assert {r["id"]: r["outcome"] for r in result.report["results"]} == {CRASHING: "crash", PASSING: "pass"}
+    assert [line for line in result.stdout.splitlines() if line.startswith("chatty")] == []  # the verdict quotes them
+    crash = next(r for r in result.report["results"] if r["id"] == CRASHING)
+    assert crash["message"].endswith("its stderr, last: chatty prints: a case with starts -3 | chatty writes to fd 1 | "
+                                     "chatty: about to abort")
+    kept = (tmp_path / "report.stderr.log").read_text()
+    # In the order written: a print is not held in a buffer past the case's answer or the worker's end.
+    assert "chatty prints: a case with starts 0\nchatty writes to fd 1\n" in kept
+    assert "chatty prints: a case with starts -3\nchatty writes to fd 1\nchatty: about to abort\n" in kept
+
+
 def test_a_command_whose_workers_wrote_nothing_keeps_no_log(conform, tmp_path):
     result = conform("run", "--op", "Clip", "--opset", "13", "--dtype", "float", "--no-hypothesis", "--jobs", "1")
     assert result.code == 0, result.stderr
