@@ -32,7 +32,7 @@ from .case import Case, Example, Expectation, attribute_value, name_clash, slug,
 from .dtypes import canonical_name, dtype
 from .errors import CaseFileError, ConformError
 from .reference import for_op
-from .reference.base import OpReference
+from .reference.base import DTYPE_NOT_ALLOWED, OpReference
 from .registry import OpVersion, versions
 from .values import ValueProblem, to_array
 
@@ -307,7 +307,7 @@ def expand(case: Case, version: OpVersion, made: dict[tuple, Any] | None = None)
 
 
 def _expects_wrong_type(case: Case) -> bool:
-    return case.expect is not None and case.expect.error == "dtype-not-allowed"
+    return case.expect is not None and case.expect.error == DTYPE_NOT_ALLOWED
 
 
 def _check_dtypes_exist_somewhere(case: Case, versions_: list[OpVersion]) -> None:

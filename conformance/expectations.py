@@ -8,6 +8,7 @@
         case: Slice-13/negative_step_int_max_end/float/int64   # optional: one case id, or a list
         match: "negative_step_int*max*" # optional: glob on the case name
         when: negative-step-int-max-end # optional: a trait of what the case contains (see below)
+        rule: negative-axis             # optional: the rule (or list) by which the text makes the case invalid
         modes: [initializer, constant]  # optional: the input modes it deviates in (--mode)
         optimizations: [on]             # optional: the onnxruntime graph optimization levels (--optimizations)
         reason: "onnxruntime reads ends == INT_MAX with a negative step as 'to the start'"  # required
@@ -24,6 +25,10 @@ that `--dtype`, `--case` or `--shard` left out (a `case:` entry whose cases were
 in the run's shard, is judged all the same; `conform merge` judges the shards' entries together),
 and not in a run on another runner than its `runner:`, or without the input modes or optimization
 levels its `modes:` or `optimizations:` name.
+
+`rule` names the rule by which the op's reference finds a case invalid (`rules` in reference/<op>.py,
+and `dtype-not-allowed`): what a runtime that accepts such cases (`lenient`) deviates by, matched
+as `when` is, for any seed.
 
 `when` names a trait the op's reference defines (`traits` in reference/<op>.py), so an entry
 covers a deviation by its cause, for any seed and any number of examples, where case ids hold only
@@ -58,7 +63,7 @@ DEVIATIONS = (FAIL, ERROR, CRASH, TIMEOUT, FALLBACK)
 # What a runtime does against the text whether or not the run fails on it: a `when:` entry that
 # matches such a case is not stale.
 DEVIATES = (*DEVIATIONS, LENIENT, UNSUPPORTED)
-ENTRY_KEYS = ("op", "versions", "dtypes", "runner", "case", "match", "when", "modes", "optimizations", "reason", "issue")
+ENTRY_KEYS = ("op", "versions", "dtypes", "runner", "case", "match", "when", "rule", "modes", "optimizations", "reason", "issue")
 
 
 @dataclass(frozen=True)
@@ -75,6 +80,7 @@ class Expectation:
     case: tuple[str, ...] | None = None
     match: str | None = None
     when: str | None = None
+    rule: tuple[str, ...] | None = None
     modes: tuple[str, ...] | None = None
     optimizations: tuple[str, ...] | None = None
     issue: str | None = None
@@ -82,6 +88,12 @@ class Expectation:
     def stale_text(self) -> str:
         """What a run says of this entry when no case matched it."""
         return stale_text(self.source, self.reason)
+
+    @property
+    def by_cause(self) -> bool:
+        """Whether it names cases by what they contain (`when`, `rule`): such an entry says where a
+        runtime may deviate, so a passing case it matches stays `pass`, not `xpass`."""
+        return self.when is not None or self.rule is not None
 
     def for_runner(self, runner_info: dict) -> bool:
         return self.runner is None or _runner_matches(self.runner, runner_info)
@@ -120,6 +132,7 @@ class Expectation:
             and self.for_runner(runner_info)
             and self._in_variant(*variant_of(result, runner_info)[2:])
             and (self.when is None or for_op(self.op).traits[self.when](example))
+            and (self.rule is None or (not result.expected.is_valid and result.expected.invalid.rule in self.rule))
         )
 
 
@@ -169,29 +182,30 @@ def _entry(entry, path: str, problems: Problems) -> Expectation | None:
     try:
         op = for_op(entry["op"]).op
         chosen_versions, chosen_dtypes = version_list(entry.get("versions"), op), dtype_list(entry.get("dtypes"))
-        modes = _choice_list(entry, "modes", MODES, "--mode")
-        optimizations = _choice_list(entry, "optimizations", OPTIMIZATIONS, "--optimizations")
+        modes = _choice_list(entry, "modes", MODES, "the input modes of --mode")
+        optimizations = _choice_list(entry, "optimizations", OPTIMIZATIONS, "the levels of --optimizations")
         _check_text(entry)
         _check_trait(op, entry.get("when"))
+        rules = _choice_list(entry, "rule", for_op(op).all_rules, f"the rules of {op}'s reference")
     except (ConformError, ValueProblem) as error:
         problems.add(path, entry.line, getattr(error, "message", str(error)))
         return None
     return Expectation(
         op=op, reason=reason.strip(), source=f"{path}:{entry.line}", versions=chosen_versions, dtypes=chosen_dtypes,
         runner=entry.get("runner"), case=_case_ids(entry), match=entry.get("match"), when=entry.get("when"),
-        modes=modes, optimizations=optimizations, issue=entry.get("issue"),
+        rule=rules, modes=modes, optimizations=optimizations, issue=entry.get("issue"),
     )
 
 
-def _choice_list(entry: LineDict, key: str, allowed: tuple[str, ...], option: str) -> tuple[str, ...] | None:
-    """`modes:` or `optimizations:`: one value or a list of the values `option` takes; None when absent."""
+def _choice_list(entry: LineDict, key: str, allowed: tuple[str, ...], what: str) -> tuple[str, ...] | None:
+    """`modes:`, `optimizations:` or `rule:`: one of the `allowed` values or a list of them; None when absent."""
     value = entry.get(key)
     if value is None:
         return None
     values = [_yaml_level(v) if key == "optimizations" else v for v in (value if isinstance(value, list) else [value])]
     wrong = [v for v in values if v not in allowed]
     if wrong or not values:
-        raise ValueProblem(f"'{key}' is one of {', '.join(allowed)} (as {option} takes) or a list of them, not {value!r}")
+        raise ValueProblem(f"'{key}' takes {what} ({', '.join(allowed)}), one or a list, not {value!r}")
     return tuple(values)
 
 
@@ -257,13 +271,13 @@ def apply(results: list, expectations: list[Expectation], runner_info: dict, opt
             applied.append(result)
             continue
         entry = expectations[index]
-        if entry.when is None or result.outcome in DEVIATES:
+        if not entry.by_cause or result.outcome in DEVIATES:
             used.add(index)
         note = f"{entry.reason} ({entry.source}{', ' + entry.issue if entry.issue else ''})"
         replay = f"{result.replay} --expect {shlex.quote(entry.file)}"
         if result.outcome in failing:
             verdict = Verdict(XFAIL, f"expected deviation: {note}; {result.verdict.message}", result.verdict.mismatches)
-        elif result.outcome == PASS and entry.when is None:
+        elif result.outcome == PASS and not entry.by_cause:
             verdict = Verdict(XPASS, f"passes, but is listed as a known deviation: {note}")
             replay += " --strict" if strict else ""
         else:

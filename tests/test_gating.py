@@ -150,6 +150,16 @@ def test_the_shipped_expectations_make_onnxruntime_cpu_pass_in_ci_mode(conform):
     assert result.report["summary"]["xfail"] > 0 and result.report["summary"]["xpass"] == 0
 
 
+@pytest.mark.parametrize("op", ["Clip", "ConstantOfShape", "Slice"])
+def test_the_shipped_expectations_list_what_onnxruntime_cpu_accepts_against_the_text_too(conform, op):
+    # Under --strict-validation a lenient case fails the run, and no entry could list one.
+    result = conform("run", "--op", op, "--expect", str(ROOT / "expectations" / "onnxruntime-cpu.yaml"), "--ci",
+                     "--strict-validation", "--mode", "all", "--examples", "5")
+    assert result.code == 0, result.stdout[-2000:]
+    xfails = [r for r in result.report["results"] if r["outcome"] == "xfail"]
+    assert any("accepted invalid input" in r["message"] for r in xfails) and result.report["summary"]["lenient"] == 0
+
+
 def test_the_shipped_expectations_hold_for_another_seed_and_more_examples(conform):
     # Entries name each deviation by its cause (`when`), not by the case ids of one seed.
     result = conform("run", "--op", "Slice", "--opset", "13", "--seed", "11", "--examples", "40",
@@ -171,6 +181,18 @@ def test_a_when_entry_leaves_passing_cases_alone_and_is_stale_when_nothing_devia
     assert nan_bound and {r["outcome"] for r in nan_bound} <= {"pass", "ambiguous"} and loose.code == 0
     assert [e["source"].split(":")[-1] for e in loose.report["stale_expectations"]] == ["2"]
     assert conform(*args, "--strict").code == 1
+
+
+def test_a_rule_entry_leaves_rejected_cases_alone_and_is_stale_when_the_runtime_rejects_every_one(conform, tmp_path):
+    expect = expectations(tmp_path, """\
+        expectations:
+          - {op: Slice, rule: steps-zero, reason: onnxruntime rejects a zero step; never a deviation}
+          - {op: Slice, rule: negative-axis, reason: counted from the back before Slice-11}
+        """)
+    result = conform("run", "--op", "Slice", "--no-hypothesis", "--expect", expect, "--strict", "--strict-validation")
+    by_rule = lambda rule: {r["outcome"] for r in result.report["results"] if f"({rule})" in r["message"] or f" {rule}:" in r["message"]}
+    assert by_rule("steps-zero") == {"pass"} and by_rule("negative-axis") == {"xfail"}
+    assert [e["source"].split(":")[-1] for e in result.report["stale_expectations"]] == ["2"] and result.code == 1
 
 
 def test_an_unknown_trait_is_a_file_error_that_lists_the_ops_traits(conform, tmp_path):
@@ -200,6 +222,8 @@ def test_entries_that_could_never_match_are_file_errors_not_silently_dead(tmp_pa
           - {op: Slice, modes: [input, const], reason: h}
           - {op: Slice, optimizations: maybe, reason: i}
           - {op: Slice, modes: [constant], optimizations: off, reason: j}
+          - {op: Slice, rule: [negative-axis, bound-not-scalar], reason: k}
+          - {op: Slice, rule: dtype-not-allowed, reason: l}
         """)
     with pytest.raises(CaseFileError) as caught:
         load(Path(path))
@@ -211,9 +235,12 @@ def test_entries_that_could_never_match_are_file_errors_not_silently_dead(tmp_pa
     assert "'runner' is text, not 5" in found[6]
     assert "'case' is a case id or a list of them" in found[7]
     assert 8 not in found  # float32 is another name of float
-    assert "'modes' is one of input, initializer, constant (as --mode takes) or a list of them, not ['input', 'const']" in found[9]
-    assert "'optimizations' is one of on, off (as --optimizations takes) or a list of them, not 'maybe'" in found[10]
+    assert "'modes' takes the input modes of --mode (input, initializer, constant), one or a list, not ['input', 'const']" in found[9]
+    assert "'optimizations' takes the levels of --optimizations (on, off), one or a list, not 'maybe'" in found[10]
     assert 11 not in found  # YAML reads a bare off as false: it is the level
+    assert found[12].startswith("'rule' takes the rules of Slice's reference (dtype-not-allowed, ")
+    assert found[12].endswith("), one or a list, not ['negative-axis', 'bound-not-scalar']") and "negative-axis" in found[12]
+    assert 13 not in found
 
 
 def test_an_entry_naming_a_dtype_by_another_name_matches_it(conform, tmp_path):

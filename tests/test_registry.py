@@ -66,3 +66,15 @@ def test_every_trait_answers_for_every_case_conform_chooses_invalid_ones_too(op)
     for name, trait in traits.items():
         answers = [trait(example) for example in examples]
         assert all(type(answer) is bool for answer in answers), name
+
+
+@pytest.mark.parametrize("op", covered_ops())
+def test_every_rule_the_reference_gives_is_one_an_expectation_can_name(op):
+    # `rule:` entries are checked against the op's declared rules: a rule the reference gives but
+    # does not declare could never be named, and its lenient cases never listed.
+    reference = for_op(op)
+    examples = select_examples(RunOptions(op=op, examples=40))
+    given = {expected.invalid.rule for expected in map(reference.expected, examples) if not expected.is_valid}
+    assert given and given <= set(reference.all_rules), given - set(reference.all_rules)
+    written = {e.expect_error for e in examples if e.expect_error is not None}  # what the built-in case files state
+    assert written <= set(reference.all_rules), written - set(reference.all_rules)

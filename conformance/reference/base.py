@@ -17,6 +17,9 @@ from ..case import Example
 from ..registry import OpVersion
 
 
+DTYPE_NOT_ALLOWED = "dtype-not-allowed"
+
+
 @dataclass(frozen=True)
 class Invalid:
     """An input the spec forbids: a short rule id and the sentence of the spec that forbids it."""
@@ -93,8 +96,15 @@ class OpReference:
     # Named facts about what a case contains ("a negative step meets an INT_MAX end"), for
     # expectations that describe a known deviation by its cause instead of by case ids.
     traits: dict[str, Callable[[Example], bool]] = field(default_factory=dict)
+    # The ids of the rules by which its versions find an input invalid (`Invalid.rule`), besides
+    # DTYPE_NOT_ALLOWED, which every op has: an expectation names a lenient deviation by its rule.
+    rules: tuple[str, ...] = ()
     # Semantics classes hold no state, so one instance per since-version serves every case.
     _instances: dict[int, VersionSemantics] = field(default_factory=dict, init=False, repr=False, compare=False)
+
+    @property
+    def all_rules(self) -> tuple[str, ...]:
+        return (DTYPE_NOT_ALLOWED, *self.rules)
 
     def semantics_for(self, version: OpVersion) -> VersionSemantics:
         found = self._instances.get(version.since_version)
@@ -126,7 +136,7 @@ class OpReference:
         for param, name in example.types.items():
             if name not in example.version.allowed(param):
                 return Invalid(
-                    "dtype-not-allowed",
+                    DTYPE_NOT_ALLOWED,
                     f"{example.version.label} Type Constraints: {example.version.type_constraint_text(param)}",
                 )
         return None

@@ -187,4 +187,5 @@ REFERENCE = OpReference(
     data_inputs=("input",),
     semantics=(Clip1, Clip6, Clip11, Clip13),
     traits={"nan-bound": nan_bound, "int64-beyond-int32": int64_beyond_int32},
+    rules=("bound-not-scalar",),
 )

@@ -53,4 +53,5 @@ REFERENCE = OpReference(
     semantics=(ConstantOfShape9,),
     attribute_params={"value": "T2"},
     output_elements_from=output_elements,
+    rules=("shape-not-1d", "negative-dim", "value-not-one-element"),
 )

@@ -181,4 +181,5 @@ REFERENCE = OpReference(
     data_inputs=("data",),
     semantics=(Slice1, Slice10, Slice11, Slice13),
     traits={"negative-step-int-max-end": negative_step_int_max_end},
+    rules=("axis-out-of-range", "length-mismatch", "steps-zero", "negative-axis", "repeated-axes", "index-not-1d"),
 )
