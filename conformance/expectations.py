@@ -200,7 +200,7 @@ def _entry(entry, path: str, problems: Problems) -> Expectation | None:
 def _choice_list(entry: LineDict, key: str, allowed: tuple[str, ...], what: str) -> tuple[str, ...] | None:
     """`modes:`, `optimizations:` or `rule:`: one of the `allowed` values or a list of them; None when absent."""
     value = entry.get(key)
-    if value is None:
+    if value in (None, "all"):  # as `versions:` and `dtypes:` take it
         return None
     values = [_yaml_level(v) if key == "optimizations" else v for v in (value if isinstance(value, list) else [value])]
     wrong = [v for v in values if v not in allowed]

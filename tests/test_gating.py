@@ -224,6 +224,7 @@ def test_entries_that_could_never_match_are_file_errors_not_silently_dead(tmp_pa
           - {op: Slice, modes: [constant], optimizations: off, reason: j}
           - {op: Slice, rule: [negative-axis, bound-not-scalar], reason: k}
           - {op: Slice, rule: dtype-not-allowed, reason: l}
+          - {op: Slice, modes: all, optimizations: all, reason: m}
         """)
     with pytest.raises(CaseFileError) as caught:
         load(Path(path))
@@ -240,7 +241,7 @@ def test_entries_that_could_never_match_are_file_errors_not_silently_dead(tmp_pa
     assert 11 not in found  # YAML reads a bare off as false: it is the level
     assert found[12].startswith("'rule' takes the rules of Slice's reference (dtype-not-allowed, ")
     assert found[12].endswith("), one or a list, not ['negative-axis', 'bound-not-scalar']") and "negative-axis" in found[12]
-    assert 13 not in found
+    assert 13 not in found and 14 not in found
 
 
 def test_an_entry_naming_a_dtype_by_another_name_matches_it(conform, tmp_path):
