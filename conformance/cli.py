@@ -25,7 +25,7 @@ from .execute import (DEFAULT_MAX_ELEMENTS, RunOptions, at_level, check_case_ids
 from .parallel import WorkerPool, shrink_side_by_side, shrinks_side_by_side, worker_count
 from .expectations import apply as apply_expectations
 from .expectations import load as load_expectations
-from .expectations import narrowing, stale_among
+from .expectations import other_runners_text, stale_among, unjudged_text
 from .expectations import write_starting_file
 from .reference import covered_ops, for_op
 from .report import console as console_report
@@ -209,8 +209,8 @@ def run_command(
     console_report.render(results, out, str(path), show=shown)
     _print_lines(written)
     console_report.expectation_news(out, doc, strict)
-    _print_unjudged([e for e in unmatched if e not in stale] if not interrupted else [], options)
-    _print_other_runners(expectations, runner_info)
+    _print_dim(unjudged_text([e for e in unmatched if e not in stale] if not interrupted else [], options))
+    _print_dim(other_runners_text(expectations, runner_info))
     _print_skipped(skipped)
     _keep_worker_stderr(path)
     if interrupted:
@@ -350,25 +350,9 @@ def _print_lines(lines: list[str]) -> None:
         out.print(line, highlight=False)
 
 
-def _print_unjudged(unjudged: list, options: RunOptions) -> None:
-    """A line for the entries that matched nothing where the run left out cases they may match:
-    neither stale nor quietly dead."""
-    if not unjudged:
-        return
-    merged = "; `conform merge` of every shard's report judges them" if options.shard[1] > 1 else ""
-    count = len(unjudged)
-    out.print(f"{count} {plural('expectation', count)} matched no case and {'was' if count == 1 else 'were'} not judged stale: "
-              f"{', '.join(narrowing(options))} left out cases they may match{merged}", style="dim", highlight=False)
-
-
-def _print_other_runners(expectations: list, runner_info: dict) -> None:
-    """A line naming the runners of the entries that are not about this run's: a misspelt
-    `runner:` would otherwise leave its entry silently matching nothing, and never stale."""
-    others = [e.runner for e in expectations if not e.for_runner(runner_info)]
-    if others:
-        count = len(others)
-        out.print(f"{count} {plural('expectation', count)} for other runners, not judged here: {', '.join(sorted(set(others)))}",
-                  style="dim", highlight=False)
+def _print_dim(line: str | None) -> None:
+    if line:
+        out.print(line, style="dim", highlight=False)
 
 
 def _entry_records(entries: list) -> list[dict]:

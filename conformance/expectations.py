@@ -53,7 +53,7 @@ from .errors import CaseFileError, ConformError
 from .execute import in_shard
 from .model import MODES
 from .output import write_atomic
-from .report import LENIENT, UNSUPPORTED, gate_record, recorded_gate, stale_text
+from .report import LENIENT, UNSUPPORTED, gate_record, plural, recorded_gate, stale_text
 from .reference import for_op
 from .runners import OPTIMIZATIONS
 from .runners.onnxruntime import PROVIDERS, short_provider
@@ -249,6 +249,26 @@ def stale_among(unmatched: list[Expectation], options, results: list) -> list[Ex
     """The entries of `unmatched` (see `apply`) that the run of `options` chose every case of."""
     ran_ids = {result.example.id for result in results}
     return [entry for entry in unmatched if entry.covered_by(options, ran_ids)]
+
+
+def unjudged_text(unjudged: list[Expectation], options) -> str | None:
+    """The line for the entries that matched no case where the run left out cases they may match
+    (neither stale nor quietly dead), or None when there are none."""
+    if not unjudged:
+        return None
+    merged = "; `conform merge` of every shard's report judges them" if options.shard[1] > 1 else ""
+    count = len(unjudged)
+    return (f"{count} {plural('expectation', count)} matched no case and {'was' if count == 1 else 'were'} not judged stale: "
+            f"{', '.join(narrowing(options))} left out cases they may match{merged}")
+
+
+def other_runners_text(expectations: list[Expectation], runner_info: dict) -> str | None:
+    """The line naming the runners of the entries that are not about this run's, or None: a
+    misspelt `runner:` would otherwise leave its entry silently matching nothing, and never stale."""
+    others = [e.runner for e in expectations if not e.for_runner(runner_info)]
+    if not others:
+        return None
+    return f"{len(others)} {plural('expectation', len(others))} for other runners, not judged here: {', '.join(sorted(set(others)))}"
 
 
 def failing_outcomes(options) -> frozenset[str]:

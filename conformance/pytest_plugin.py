@@ -81,6 +81,7 @@ class ConformSession:
     strict: bool
     items: int = 0
     results: list = field(default_factory=list)
+    _unmatched: tuple[list, list] | None = field(default=None, init=False)
 
     def close(self) -> None:
         for runner in self.runners.values():
@@ -88,15 +89,22 @@ class ConformSession:
             if close is not None:
                 close()
 
-    def stale(self) -> list | None:
-        """The expectations no case matched, or None when not every item ran (then any could be
-        stale only for want of its cases)."""
+    def runner_info(self) -> dict:
+        return next(iter(self.runners.values())).describe()
+
+    def unmatched(self) -> tuple[list, list] | None:
+        """The expectations no case matched, as a run judges them: stale, and not judged (the
+        session's options left out cases they may match); None when not every item ran (then any
+        could be stale only for want of its cases). Worked out once, when every item has run."""
         from .expectations import apply, stale_among
 
         if not self.expectations or len(self.results) < self.items:
             return None
-        runner_info = next(iter(self.runners.values())).describe()
-        return stale_among(apply(self.results, self.expectations, runner_info, self.options)[1], self.options, self.results)
+        if self._unmatched is None:
+            unmatched = apply(self.results, self.expectations, self.runner_info(), self.options)[1]
+            stale = stale_among(unmatched, self.options, self.results)
+            self._unmatched = stale, [entry for entry in unmatched if entry not in stale]
+        return self._unmatched
 
 
 SESSION = pytest.StashKey[ConformSession]()
@@ -228,7 +236,8 @@ def _items(session: pytest.Session, conform: ConformSession) -> list[ConformItem
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     conform = session.config.stash.get(SESSION, None)
-    if conform is None or not conform.strict or not conform.stale():
+    unmatched = conform.unmatched() if conform is not None and conform.strict else None
+    if unmatched is None or not unmatched[0]:  # no stale entry
         return
     if session.exitstatus == pytest.ExitCode.OK:
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
@@ -238,11 +247,17 @@ def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Co
     conform = config.stash.get(SESSION, None)
     if conform is None or not conform.expectations:
         return
-    stale = conform.stale()
-    if stale is None:
+    from .expectations import other_runners_text, unjudged_text
+
+    unmatched = conform.unmatched()
+    if unmatched is None:
         terminalreporter.write_line(f"conform: stale expectations not judged: {len(conform.results)} of {conform.items} "
                                     "conform items ran")
         return
+    stale, unjudged = unmatched
     under_strict = " (fails the session under --conform-strict)" if conform.strict else ""
     for entry in stale:
         terminalreporter.write_line(f"conform: STALE {entry.stale_text()}{under_strict}")
+    for line in (unjudged_text(unjudged, conform.options), other_runners_text(conform.expectations, conform.runner_info())):
+        if line:
+            terminalreporter.write_line(f"conform: {in_plugin_terms(line)}")

@@ -232,11 +232,16 @@ def test_pytest_plugin_an_entry_about_cases_its_dtype_left_out_is_not_stale(tmp_
         expectations:
           - {op: Clip, dtypes: [int64], when: int64-beyond-int32, reason: int64 beyond int32 left unclipped}
           - {op: Clip, dtypes: [float], when: nan-bound, reason: no runtime here deviates on these}
+          - {op: Clip, runner: cdua, when: nan-bound, reason: a runner misspelt}
         """))
     args = ("--conform-op", "Clip", "--conform-opset", "13", "--conform-dtype", "float", "--conform-no-hypothesis",
             "--conform-expect", "expect.yaml", "--conform-strict")
     session = pytest_session(tmp_path, *args)
     assert "conform: STALE expectation at expect.yaml:3" in session.stdout and "expect.yaml:2" not in session.stdout
+    # Told as `conform run` tells them, in the plugin's terms: neither stale nor silently dead.
+    assert ("conform: 1 expectation matched no case and was not judged stale: --conform-dtype left out cases they may match"
+            in session.stdout)
+    assert "conform: 1 expectation for other runners, not judged here: cdua" in session.stdout
     assert session.returncode == pytest.ExitCode.TESTS_FAILED
     (tmp_path / "expect.yaml").write_text("expectations:\n  - {op: Clip, dtypes: [int64], when: int64-beyond-int32, reason: x}\n")
     assert pytest_session(tmp_path, *args).returncode == pytest.ExitCode.OK
