@@ -48,21 +48,20 @@ from pathlib import Path
 import yaml
 
 from .casefile import LineDict, Problems, check_keys, display_path, dtype_list, read_yaml, version_list
-from .compare import CRASH, ERROR, FAIL, FALLBACK, PASS, TIMEOUT, XFAIL, XPASS, Verdict
+from .compare import PASS, XFAIL, XPASS, Verdict
 from .errors import CaseFileError, ConformError
 from .execute import in_shard
 from .model import MODES
 from .output import write_atomic
-from .report import LENIENT, UNSUPPORTED, gate_record, plural, recorded_gate, stale_text
+from .report import FAILING, LENIENT, UNSUPPORTED, gate_record, plural, recorded_gate, stale_text
 from .reference import for_op
 from .runners import OPTIMIZATIONS
 from .runners.onnxruntime import PROVIDERS, short_provider
 from .values import ValueProblem
 
-DEVIATIONS = (FAIL, ERROR, CRASH, TIMEOUT, FALLBACK)
 # What a runtime does against the text whether or not the run fails on it: a `when:` entry that
 # matches such a case is not stale.
-DEVIATES = (*DEVIATIONS, LENIENT, UNSUPPORTED)
+DEVIATES = (*FAILING, LENIENT, UNSUPPORTED)
 ENTRY_KEYS = ("op", "versions", "dtypes", "runner", "case", "match", "when", "rule", "modes", "optimizations", "reason", "issue")
 
 
