@@ -37,7 +37,7 @@ from multiprocessing.process import BaseProcess
 from typing import Any, Callable, NamedTuple
 
 from .errors import UnavailableError
-from .runtime_log import new_file, redirect_stderr
+from .runtime_log import new_file, redirect_output
 
 _PR_SET_PDEATHSIG = 1
 
@@ -144,7 +144,7 @@ def start_logged_worker(target: Callable[..., None], args: tuple, daemon: bool =
 
 
 def _run(environment: dict[str, str], stderr_to: str | None, target: Callable[..., None], *args: Any) -> None:
-    redirect_stderr(stderr_to)
+    redirect_output(stderr_to)
     settle_imports()
     # Ctrl-C reaches the whole process group: the parent decides what an interruption means.
     signal.signal(signal.SIGINT, signal.SIG_IGN)

@@ -37,14 +37,14 @@ def new_file() -> str:
     return os.path.join(folder, f"{time.time_ns():020d}-{os.getpid()}.txt")
 
 
-def redirect_stderr(path: str | None) -> None:
+def redirect_output(path: str | None) -> None:
     """In a worker, first thing: send file descriptor 2 (the runtime's and Python's stderr) to
     `path`, and stdout with it. Where the file cannot be made, both stay the console's.
 
     A runtime or backend that prints to stdout would otherwise write into the command's own
-    stdout: amid the console report, and into a JSON report written to /dev/stdout. Python's
-    stdout becomes its stderr, which is line-buffered, so that a print lands before the answer of
-    its case (a worker ends without flushing buffers) and a crashed case's last words include it."""
+    stdout, amid the console report. Python's stdout becomes its stderr, which is line-buffered,
+    so that a print lands before the answer of its case (a worker ends without flushing buffers)
+    and a crashed case's last words include it."""
     if path is None:
         return
     try:
