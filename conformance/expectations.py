@@ -338,19 +338,22 @@ def _variant_scopes(case_results: list, failed: list, runner_info: dict) -> list
     the failed ones are every pairing of their modes and levels; else an entry for each."""
     ran = [variant_of(r, runner_info)[2:] for r in case_results]
     bad = [variant_of(r, runner_info)[2:] for r in failed]
-    modes, levels = _in_order({m for m, _ in bad}, MODES), _in_order({lv for _, lv in bad}, OPTIMIZATIONS)
-    if {v for v in ran if v[0] in modes and v[1] in levels} == set(bad):
-        return [_scope(modes if set(modes) != {m for m, _ in ran} else None,
-                       levels if set(levels) != {lv for _, lv in ran} else None)]
-    return [_scope([mode], [level]) for mode, level in bad]
+    ran_modes, ran_levels = {m for m, _ in ran}, {lv for _, lv in ran}
+    modes, levels = {m for m, _ in bad}, {lv for _, lv in bad}
+    if {(m, lv) for m, lv in ran if m in modes and lv in levels} == set(bad):
+        return [_scope(modes, levels, ran_modes, ran_levels)]
+    return [_scope({mode}, {level}, ran_modes, ran_levels) for mode, level in bad]
 
 
-def _in_order(chosen: set, allowed: tuple[str, ...]) -> list:
-    return [value for value in allowed if value in chosen] or sorted(chosen, key=str)
-
-
-def _scope(modes: list | None, levels: list | None) -> dict:
-    return {key: value for key, value in (("modes", modes), ("optimizations", levels)) if value and value != [None]}
+def _scope(modes: set, levels: set, ran_modes: set, ran_levels: set) -> dict:
+    """The keys an entry needs to match `modes` x `levels` among the variants the run had: a key
+    only where it leaves some out (so none for a runner without levels, whose one level is None)."""
+    keys = {}
+    if modes != ran_modes:
+        keys["modes"] = [mode for mode in MODES if mode in modes]
+    if levels != ran_levels:
+        keys["optimizations"] = [level for level in OPTIMIZATIONS if level in levels]
+    return keys
 
 
 __all__ = ["Expectation", "load", "apply", "stale_among", "narrowing", "write_starting_file", "XFAIL", "XPASS", "CaseFileError"]
