@@ -201,7 +201,8 @@ def _choice_list(entry: LineDict, key: str, allowed: tuple[str, ...], what: str)
     value = entry.get(key)
     if value in (None, "all"):  # as `versions:` and `dtypes:` take it
         return None
-    values = [_yaml_level(v) if key == "optimizations" else v for v in (value if isinstance(value, list) else [value])]
+    # A boolean is never a mode or a rule: read as a level everywhere, it is refused there all the same.
+    values = [_yaml_level(v) for v in (value if isinstance(value, list) else [value])]
     wrong = [v for v in values if v not in allowed]
     if wrong or not values:
         raise ValueProblem(f"'{key}' takes {what} ({', '.join(allowed)}), one or a list, not {value!r}")
