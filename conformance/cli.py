@@ -26,7 +26,7 @@ from .parallel import WorkerPool, shrink_side_by_side, shrinks_side_by_side, wor
 from .expectations import apply as apply_expectations
 from .expectations import load as load_expectations
 from .expectations import other_runners_text, stale_among, unjudged_text
-from .expectations import write_starting_file
+from .expectations import write_file as write_expectations
 from .reference import covered_ops, for_op
 from .report import console as console_report
 from .report import SEVERITY, exit_code, gate_record, json_report, plural
@@ -127,7 +127,7 @@ def run_command(
     max_elements: int = MAX_ELEMENTS,
     only_cases: List[Path] = ONLY_CASES,
     expect: Optional[Path] = typer.Option(None, "--expect", help="Expectations file: known deviations, each with a reason."),
-    write_expect: Optional[Path] = typer.Option(None, "--write-expect", help="Write the current deviations as an expectations file."),
+    write_expect: Optional[Path] = typer.Option(None, "--write-expect", help="Write the current deviations as an expectations file (with --expect: that file brought up to date, its reasons kept)."),
     strict: Optional[bool] = typer.Option(None, "--strict/--no-strict", help="xpass and stale expectations fail the run (default with --ci)."),
     ci: bool = typer.Option(False, "--ci", help="CI mode: --strict, and JUnit + HTML reports under reports/."),
     junit: Optional[Path] = typer.Option(None, "--junit", help="Write a JUnit XML report here."),
@@ -186,13 +186,12 @@ def run_command(
     if interrupted:
         results += _tagged(finished, level, len(levels))
     runner_info = runners[0].describe()
-    written = []  # what the run wrote besides its JSON report, told after the console report
-    if write_expect:
-        count = write_starting_file(results, runner_info, write_expect, options)
-        written.append(f"{count} deviations written to {write_expect}")
     strict = ci if strict is None else strict
     results, unmatched = apply_expectations(results, expectations, runner_info, options, strict)
     stale = [] if interrupted else stale_among(unmatched, options, results)
+    written = []  # what the run wrote besides its JSON report, told after the console report
+    if write_expect:
+        written.append(write_expectations(results, expectations, stale, runner_info, write_expect, options))
     gate = gate_record(options.strict_validation, options.fail_on_unsupported, strict)  # recorded: the JUnit report and merge judge by it
     doc = json_report.document(results, runner_info, None if from_dirs else seed, _options_record(options) | gate)
     if from_dirs:

@@ -84,6 +84,13 @@ class Expectation:
     optimizations: tuple[str, ...] | None = None
     issue: str | None = None
 
+    def as_entry(self) -> dict:
+        """The entry as a file writes it: its keys in the documented order, a list as a list."""
+        written = {key: getattr(self, key) for key in ENTRY_KEYS if getattr(self, key) is not None}
+        if written.get("case") and len(written["case"]) == 1:
+            written["case"] = written["case"][0]
+        return {key: list(value) if isinstance(value, tuple) else value for key, value in written.items()}
+
     def stale_text(self) -> str:
         """What a run says of this entry when no case matched it."""
         return stale_text(self.source, self.reason)
@@ -286,7 +293,7 @@ def apply(results: list, expectations: list[Expectation], runner_info: dict, opt
     used: set[int] = set()
     applied = []
     for result in results:
-        index = next((i for i, e in enumerate(expectations) if e.matches(result, runner_info)), None)
+        index = _first_match(result, expectations, runner_info)
         if index is None:
             applied.append(result)
             continue
@@ -309,9 +316,78 @@ def apply(results: list, expectations: list[Expectation], runner_info: dict, opt
     return applied, unmatched
 
 
-def write_starting_file(results: list, runner_info: dict, path: Path, options) -> int:
-    """Write the current deviations (what fails a run of `options`) as an expectations file to start
-    from, which makes the same run pass under --strict; return how many entries it holds.
+def _first_match(result, expectations: list[Expectation], runner_info: dict) -> int | None:
+    """The index of the entry that judges `result`: the first that matches it, as files are read."""
+    return next((i for i, e in enumerate(expectations) if e.matches(result, runner_info)), None)
+
+
+def write_file(results: list, expectations: list[Expectation], stale: list[Expectation], runner_info: dict,
+               path: Path, options) -> str:
+    """Write the run's deviations as an expectations file that makes the same run pass under
+    --strict, and return the line that tells what it holds. `results` are as `apply` left them.
+
+    The entries of the run's own file (`--expect`) are kept as written, reasons and all, but for
+    what the run shows fixed: a stale entry, the cases of a `case:` entry that now pass, an entry
+    whose every case passes. A deviation no entry matched is added, one entry a case, with the
+    reason observed: so the file of a runtime's upgrade keeps what a person wrote."""
+    kept, fixed, taken_out = _kept_entries(results, expectations, stale, runner_info, options)
+    added = _observed_entries(results, runner_info, options)
+    header = "# Known deviations; replace each 'observed' reason with why the runtime deviates.\n"
+    document = {"expectations": [entry.as_entry() for entry, _ in kept] + added}
+    write_atomic(path, header + yaml.safe_dump(document, sort_keys=False, width=120), "the expectations file")
+    told = f"{len(kept) + len(added)} deviations written to {path}"
+    if not expectations:
+        return told
+    told += (f": {len(kept)} {plural('entry', len(kept))} kept from {expectations[0].file}, {len(added)} added as observed, "
+             f"{len(stale)} stale and {fixed} fixed left out")
+    if taken_out:
+        told += f", {taken_out} passing {plural('case', taken_out)} taken out of 'case:' lists"
+    still_passing = sum(1 for _, passes in kept if passes)
+    if still_passing:  # a `match:` entry of cases some of which now pass: which to name is the writer's call
+        told += (f"; {still_passing} kept {plural('entry', still_passing)} still {'matches' if still_passing == 1 else 'match'} "
+                 "cases that pass (xpass): narrow them by hand")
+    return told
+
+
+def _kept_entries(results: list, expectations: list[Expectation], stale: list[Expectation], runner_info: dict,
+                  options) -> tuple[list[tuple[Expectation, bool]], int, int]:
+    """The entries to keep, each with whether it still matches a passing case (xpass); how many the
+    run shows fixed; how many cases it took out of `case:` lists that it keeps."""
+    passing: dict[int, set[str]] = {}
+    deviating: dict[int, set[str]] = {}
+    by_id: dict[str, list] = {}
+    for result in results:
+        by_id.setdefault(result.example.id, []).append(result)
+        if result.outcome in (XPASS, XFAIL, *DEVIATES):
+            judged = passing if result.outcome == XPASS else deviating
+            judged.setdefault(_first_match(result, expectations, runner_info), set()).add(result.example.id)
+    kept, fixed, taken_out = [], 0, 0
+    for index, entry in enumerate(expectations):
+        passes, deviates = passing.get(index, set()), deviating.get(index, set())
+        if entry in stale:
+            continue
+        if entry.case is not None:
+            entry, dropped = _without_fixed_cases(entry, deviates, by_id, runner_info)
+            taken_out += dropped if entry.case else 0
+            passes = passes & deviates  # cases that pass in some variants and deviate in others
+        if entry.case == () or (entry.case is None and passes and not deviates and entry.covered_by(options, set(by_id))):
+            fixed += 1
+            continue
+        kept.append((entry, bool(passes)))
+    return kept, fixed, taken_out
+
+
+def _without_fixed_cases(entry: Expectation, deviates: set[str], by_id: dict[str, list],
+                         runner_info: dict) -> tuple[Expectation, int]:
+    """A `case:` entry without the cases the run judged by it that did not deviate under it
+    (passing, or matched by an entry before it), and how many those were."""
+    judged = {case for case in entry.case if any(entry.matches(r, runner_info) for r in by_id.get(case, ()))}
+    cases = tuple(case for case in entry.case if case in deviates or case not in judged)
+    return dataclasses.replace(entry, case=cases), len(entry.case) - len(cases)
+
+
+def _observed_entries(results: list, runner_info: dict, options) -> list[dict]:
+    """An entry for each case that fails the run with no entry matching it, its reason observed.
 
     An entry names a case; where the case failed in some input modes or optimization levels of
     the run and passed in others, it names those too, so that the others are not xpass."""
@@ -328,9 +404,7 @@ def write_starting_file(results: list, runner_info: dict, path: Path, options) -
             common = {"op": first.example.op, "case": first.example.id, "runner": runner}
             reason = {"reason": f"observed: {first.verdict.message[:200]}"}
             entries += [common | scope | reason for scope in _variant_scopes(case_results, failed, runner_info)]
-    header = "# Known deviations; replace each 'observed' reason with why the runtime deviates.\n"
-    write_atomic(path, header + yaml.safe_dump({"expectations": entries}, sort_keys=False, width=120), "the expectations file")
-    return len(entries)
+    return entries
 
 
 def _variant_scopes(case_results: list, failed: list, runner_info: dict) -> list[dict]:
@@ -357,4 +431,4 @@ def _scope(modes: set, levels: set, ran_modes: set, ran_levels: set) -> dict:
     return keys
 
 
-__all__ = ["Expectation", "load", "apply", "stale_among", "narrowing", "write_starting_file", "XFAIL", "XPASS", "CaseFileError"]
+__all__ = ["Expectation", "load", "apply", "stale_among", "narrowing", "write_file", "XFAIL", "XPASS", "CaseFileError"]

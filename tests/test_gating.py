@@ -122,6 +122,60 @@ def test_a_file_written_by_write_expect_makes_the_same_run_pass_under_strict(con
     assert first.stdout.rstrip().endswith(f"{len(entries)} deviations written to {written}")
 
 
+UINT8_DEVIATION = "Slice-13/negative_step_int_max_end/uint8/int64"
+
+
+def test_write_expect_with_expect_keeps_the_entries_still_needed_as_written(conform, tmp_path):
+    # It ignored --expect: the reasons a person wrote, and their `when:` and `issue:`, were replaced
+    # by one 'observed' entry a failing case, and entries for other runners were lost.
+    old = expectations(tmp_path, f"""\
+        expectations:
+          - {{op: Slice, case: [{PASSING}, {UINT8_DEVIATION}], reason: two cases written by hand}}
+          - op: Slice
+            versions: [13]
+            dtypes: [float]
+            when: negative-step-int-max-end
+            reason: onnxruntime reads INT_MAX with a negative step as 'to the start'
+            issue: https://example.invalid/1
+          - {{op: Slice, match: negative_start, dtypes: [float], reason: was broken once}}
+          - {{op: Slice, match: no_such_case, dtypes: [float], reason: gone}}
+          - {{op: Slice, runner: cuda, match: "*", reason: another runner's}}
+        """)
+    args = (*BASE, "--dtype", "float", "--dtype", "uint8")
+    written = tmp_path / "updated.yaml"
+    first = conform(*args, "--expect", old, "--write-expect", str(written))
+    entries = yaml.safe_load(written.read_text())["expectations"]
+    by_hand = [e for e in entries if not e["reason"].startswith("observed: ")]
+    assert by_hand == [
+        {"op": "Slice", "case": UINT8_DEVIATION, "reason": "two cases written by hand"},  # the passing case taken out
+        {"op": "Slice", "versions": [13], "dtypes": ["float"], "when": "negative-step-int-max-end",
+         "reason": "onnxruntime reads INT_MAX with a negative step as 'to the start'", "issue": "https://example.invalid/1"},
+        {"op": "Slice", "runner": "cuda", "match": "*", "reason": "another runner's"},
+    ]
+    failing = {r["id"] for r in first.report["results"] if r["outcome"] == "fail"}
+    assert failing and {e["case"] for e in entries[len(by_hand):]} == failing and len(entries) == len(by_hand) + len(failing)
+    assert (f"{len(entries)} deviations written to {written}: 3 entries kept from {old}, {len(failing)} added as observed, "
+            "1 stale and 1 fixed left out, 1 passing case taken out of 'case:' lists") in first.stdout
+    second = conform(*args, "--expect", str(written), "--strict")
+    assert second.code == 0 and not second.report["stale_expectations"], second.stdout[-3000:]
+    assert second.report["summary"]["xfail"] == first.report["summary"]["xfail"] + len(failing)
+
+
+def test_write_expect_updates_its_own_file_in_place_and_keeps_what_the_run_did_not_judge(conform, tmp_path):
+    path = expectations(tmp_path, f"""\
+        expectations:
+          - {{op: Slice, case: {DEVIATION}, reason: by hand}}
+          - {{op: Slice, match: "negative_st*", dtypes: [uint16], reason: some of these pass}}
+          - {{op: Slice, match: "negative_st*", dtypes: [int32], reason: not run with --dtype float}}
+        """)
+    before = yaml.safe_load(Path(path).read_text())["expectations"]
+    result = conform(*BASE, "--dtype", "float", "--dtype", "uint16", "--expect", path, "--write-expect", path)
+    after = yaml.safe_load(Path(path).read_text())["expectations"]
+    assert after[:3] == before
+    assert "3 entries kept" in result.stdout and "1 kept entry still matches cases that pass (xpass): narrow them by hand" in result.stdout
+    assert {r["outcome"] for r in result.report["results"] if "some of these pass" in r.get("message", "")} == {"xfail", "xpass"}
+
+
 def test_an_entry_with_modes_or_optimizations_matches_only_those_variants(conform, tmp_path):
     known, passing = "Clip-13/int64_below_int32_min/int64", "Clip-13/int64_beyond_2_pow_53/int64"  # onnxruntime leaves the first unclipped
     expect = expectations(tmp_path, f"""\
