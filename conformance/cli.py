@@ -25,7 +25,7 @@ from .execute import (DEFAULT_MAX_ELEMENTS, RunOptions, at_level, check_case_ids
 from .parallel import WorkerPool, shrink_side_by_side, shrinks_side_by_side, worker_count
 from .expectations import apply as apply_expectations
 from .expectations import load as load_expectations
-from .expectations import other_runners_text, stale_among, unjudged_text
+from .expectations import other_runners_text, other_variants_text, stale_among, unjudged_text
 from .expectations import write_file as write_expectations
 from .reference import covered_ops, for_op
 from .report import console as console_report
@@ -210,6 +210,7 @@ def run_command(
     console_report.expectation_news(out, doc, strict)
     _print_dim(unjudged_text([e for e in unmatched if e not in stale] if not interrupted else [], options))
     _print_dim(other_runners_text(expectations, runner_info))
+    _print_dim(other_variants_text(expectations, results, runner_info))
     _print_skipped(skipped)
     _keep_worker_stderr(path)
     if interrupted:

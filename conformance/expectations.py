@@ -278,6 +278,33 @@ def other_runners_text(expectations: list[Expectation], runner_info: dict) -> st
     return f"{len(others)} {plural('expectation', len(others))} for other runners, not judged here: {', '.join(sorted(set(others)))}"
 
 
+def other_variants_text(expectations: list[Expectation], results: list, runner_info: dict) -> str | None:
+    """The line naming what would bring into a run the entries about its runner and an op version it
+    ran, whose input modes or optimization levels it did not have, or None: such an entry is neither
+    matched nor stale, and an `optimizations:` entry on a runner without levels never can be."""
+    ran = {variant_of(result, runner_info) for result in results}
+    versions_ran = {(op, version) for op, version, _, _ in ran}
+    needs = [_variant_needs(entry, ran) for entry in expectations
+             if entry.for_runner(runner_info) and not entry.in_scope(ran, runner_info)
+             and any(op == entry.op and (entry.versions is None or version in entry.versions) for op, version in versions_ran)]
+    if not needs:
+        return None
+    return (f"{len(needs)} {plural('expectation', len(needs))} for input modes or optimization levels this run did not have, "
+            f"not judged here: {', '.join(sorted(set(needs)))}")
+
+
+def _variant_needs(entry: Expectation, ran: set) -> str:
+    """The options of a run that has the variants `entry` names: the flags of the keys whose values
+    the run had none of."""
+    modes, levels = {mode for *_, mode, _ in ran}, {level for *_, level in ran}
+    if entry.optimizations is not None and levels == {None}:
+        return "optimizations (this runner has no levels)"
+    keys = [(flag, values, every) for flag, values, every, had in
+            (("--mode", entry.modes, "all", modes), ("--optimizations", entry.optimizations, "both", levels))
+            if values is not None and not had.intersection(values)]
+    return " ".join(f"{flag} {values[0] if len(values) == 1 else every}" for flag, values, every in keys)
+
+
 def failing_outcomes(options) -> frozenset[str]:
     """The outcomes that fail a run of `options`, xpass aside: what an entry turns into xfail."""
     return recorded_gate({"options": gate_record(options.strict_validation, options.fail_on_unsupported, strict=False)})[0]

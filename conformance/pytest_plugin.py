@@ -247,7 +247,7 @@ def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Co
     conform = config.stash.get(SESSION, None)
     if conform is None or not conform.expectations:
         return
-    from .expectations import other_runners_text, unjudged_text
+    from .expectations import other_runners_text, other_variants_text, unjudged_text
 
     unmatched = conform.unmatched()
     if unmatched is None:
@@ -258,6 +258,8 @@ def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Co
     under_strict = " (fails the session under --conform-strict)" if conform.strict else ""
     for entry in stale:
         terminalreporter.write_line(f"conform: STALE {entry.stale_text()}{under_strict}")
-    for line in (unjudged_text(unjudged, conform.options), other_runners_text(conform.expectations, conform.runner_info())):
+    lines = (unjudged_text(unjudged, conform.options), other_runners_text(conform.expectations, conform.runner_info()),
+             other_variants_text(conform.expectations, conform.results, conform.runner_info()))
+    for line in lines:
         if line:
             terminalreporter.write_line(f"conform: {in_plugin_terms(line)}")

@@ -198,6 +198,25 @@ def test_an_entry_with_modes_or_optimizations_matches_only_those_variants(confor
     assert constant.code == 1 and [r["outcome"] for r in constant.report["results"]] == ["xpass"]
 
 
+def test_entries_about_variants_the_run_did_not_have_are_named_with_the_options_that_bring_them_in(conform, tmp_path):
+    # Neither matched nor stale, they went unsaid: an `optimizations:` entry on a runner without
+    # levels (onnx.reference, a backend) silently never applies.
+    expect = expectations(tmp_path, """\
+        expectations:
+          - {op: Clip, versions: [13], modes: [initializer, constant], optimizations: off, reason: a}
+          - {op: Clip, versions: [13], modes: constant, reason: b}
+          - {op: Clip, versions: [6], optimizations: off, reason: "a version the run does not have: not about it"}
+        """)
+    args = ("run", "--op", "Clip", "--opset", "13", "--no-hypothesis", "--dtype", "float", "--expect", expect)
+    line = "2 expectations for input modes or optimization levels this run did not have, not judged here: "
+    assert (line + "--mode all --optimizations off, --mode constant") in conform(*args).stdout
+    assert ("1 expectation for input modes or optimization levels this run did not have, not judged here: --optimizations off"
+            in conform(*args, "--mode", "constant").stdout)
+    assert (line + "--mode constant, optimizations (this runner has no levels)") in conform(*args, "--runner", "reference").stdout
+    everything = conform(*args, "--mode", "all", "--optimizations", "both")
+    assert "this run did not have" not in everything.stdout and everything.code == 0
+
+
 def test_the_shipped_expectations_make_onnxruntime_cpu_pass_in_ci_mode(conform):
     result = conform("run", "--op", "Slice", "--opset", "13", "--expect", str(ROOT / "expectations" / "onnxruntime-cpu.yaml"), "--ci")
     assert result.code == 0, result.stdout[-2000:]

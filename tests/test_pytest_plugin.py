@@ -233,6 +233,7 @@ def test_pytest_plugin_an_entry_about_cases_its_dtype_left_out_is_not_stale(tmp_
           - {op: Clip, dtypes: [int64], when: int64-beyond-int32, reason: int64 beyond int32 left unclipped}
           - {op: Clip, dtypes: [float], when: nan-bound, reason: no runtime here deviates on these}
           - {op: Clip, runner: cdua, when: nan-bound, reason: a runner misspelt}
+          - {op: Clip, optimizations: off, when: nan-bound, reason: only without graph optimizations}
         """))
     args = ("--conform-op", "Clip", "--conform-opset", "13", "--conform-dtype", "float", "--conform-no-hypothesis",
             "--conform-expect", "expect.yaml", "--conform-strict")
@@ -242,6 +243,8 @@ def test_pytest_plugin_an_entry_about_cases_its_dtype_left_out_is_not_stale(tmp_
     assert ("conform: 1 expectation matched no case and was not judged stale: --conform-dtype left out cases they may match"
             in session.stdout)
     assert "conform: 1 expectation for other runners, not judged here: cdua" in session.stdout
+    assert ("conform: 1 expectation for input modes or optimization levels this run did not have, not judged here: "
+            "--conform-optimizations off") in session.stdout
     assert session.returncode == pytest.ExitCode.TESTS_FAILED
     (tmp_path / "expect.yaml").write_text("expectations:\n  - {op: Clip, dtypes: [int64], when: int64-beyond-int32, reason: x}\n")
     assert pytest_session(tmp_path, *args).returncode == pytest.ExitCode.OK
