@@ -31,7 +31,7 @@ from .reference import covered_ops, for_op
 from .report import console as console_report
 from .report import SEVERITY, exit_code, gate_record, json_report, plural
 from .model import MODES
-from .output import check_writable, is_stream
+from .output import STDOUT, check_writable, is_stdout, is_stream
 from .runners import DEFAULT_TIMEOUT, MAX_TIMEOUT, MIN_TIMEOUT, OPTIMIZATIONS, RunnerSpec, make_runner
 from .lifetime import settle_imports
 
@@ -75,7 +75,7 @@ ONLY_CASES = typer.Option([], "--only-cases", help="Use only these case files or
 TIMEOUT = typer.Option(DEFAULT_TIMEOUT, "--timeout", min=MIN_TIMEOUT, max=MAX_TIMEOUT,
                        help=f"Seconds a case may take before it is a timeout (at most {MAX_TIMEOUT}).")
 NO_ISOLATION = typer.Option(False, "--no-isolation", help="Run the runtime in this process (a crash ends the run).")
-REPORT_JSON = typer.Option(None, "--report-json", help="Where to write the JSON report.")
+REPORT_JSON = typer.Option(None, "--report-json", help="Where to write the JSON report (-: stdout, the console report then on stderr).")
 CASE = typer.Option([], "--case", help="Only the case with this id (repeatable); see a report's 'replay'.")
 STRICT_ZERO = typer.Option(False, "--strict-zero", help="Tell +0.0 from -0.0.")
 MODE = typer.Option("input", "--mode", help="Non-data inputs as graph inputs, initializers, Constant nodes, or all three: input|initializer|constant|all.")
@@ -165,9 +165,11 @@ def run_command(
     expectations = load_expectations(expect) if expect else []
     levels = parse_choice(optimizations, OPTIMIZATIONS, "--optimizations")
     runners = [make_runner(runner, provider, backend, level, isolate=not no_isolation, timeout=options.timeout) for level in levels]
-    path = report_json or DEFAULT_REPORT_DIR / _default_report_name(options, bool(from_dirs))
-    junit = junit or (path.with_suffix(".xml") if ci else None)
-    html_report = html_report or (path.with_suffix(".html") if ci else None)
+    default_name = _default_report_name(options, bool(from_dirs))
+    path = report_json or DEFAULT_REPORT_DIR / default_name
+    home = _report_home(path, default_name)
+    junit = junit or (home.with_suffix(".xml") if ci else None)
+    html_report = html_report or (home.with_suffix(".html") if ci else None)
     _check_writable((path, "the JSON report"), (junit, "the JUnit report"), (html_report, "the HTML report"),
                     (write_expect, "the expectations file"))
     results: list = []
@@ -180,7 +182,7 @@ def run_command(
             execute, skipped = _generated_execution(options, jobs, RunnerSpec(runner, provider, backend), not no_isolation), []
         for level, chosen_runner in zip(levels, runners):
             finished = []
-            found = execute(chosen_runner, level, finished.append, path.parent / "minimal")
+            found = execute(chosen_runner, level, finished.append, home.parent / "minimal")
             results += _tagged(found, level, len(levels))
             finished = []
     if interrupted:
@@ -205,14 +207,14 @@ def run_command(
     written += _write_other_reports(doc, junit, html_report, strict)
     json_report.write(path, doc)
     shown = console_report.FAILING_SHOWN + (("ambiguous", "unsupported") if verbose else ())
-    console_report.render(results, out, str(path), show=shown)
+    console_report.render(results, out, _shown(path), show=shown)
     _print_lines(written)
     console_report.expectation_news(out, doc, strict)
     _print_dim(unjudged_text([e for e in unmatched if e not in stale] if not interrupted else [], options))
     _print_dim(other_runners_text(expectations, runner_info))
     _print_dim(other_variants_text(expectations, results, runner_info))
     _print_skipped(skipped)
-    _keep_worker_stderr(path)
+    _keep_worker_stderr(home)
     if interrupted:
         _stop_interrupted(len(results), "cases")
     raise typer.Exit(exit_code(doc))
@@ -227,6 +229,8 @@ def _check_writable(*outputs: tuple[Path | None, str]) -> None:
     """Each file the command will write can be, and no two are one file (the last written would
     silently replace the other): found out before the work, not after it."""
     claimed: dict[Path, str] = {}
+    if any(path is not None and is_stdout(path) for path, _ in outputs):
+        out.file = sys.stderr  # the console report around a report on stdout would make it unreadable
     for path, what in outputs:
         if path is None:
             continue
@@ -363,7 +367,7 @@ def _entry_records(entries: list) -> list[dict]:
                                            "a usage or input error, or a shard missing or interrupted", None))
 def merge_command(
     reports: List[Path] = typer.Argument(..., metavar="REPORT...", help="JSON reports of the shards of one run."),
-    report_json: Path = typer.Option(DEFAULT_REPORT_DIR / "merged.json", "--report-json", help="Where to write the merged JSON."),
+    report_json: Path = typer.Option(DEFAULT_REPORT_DIR / "merged.json", "--report-json", help="Where to write the merged JSON (-: stdout)."),
     junit: Optional[Path] = typer.Option(None, "--junit", help="Also write JUnit XML."),
     html_report: Optional[Path] = typer.Option(None, "--html", help="Also write HTML."),
     strict: bool = typer.Option(False, "--strict", help="xpass and stale expectations fail the merge (JUnit and exit code)."),
@@ -378,7 +382,7 @@ def merge_command(
     console_report.failing_records(out, doc, strict)
     console_report.expectation_news(out, doc, strict)
     out.print(console_report.summary_line(doc["summary"], f" from {len(reports)} reports"), soft_wrap=True)
-    out.print(f"JSON report: {report_json}", soft_wrap=True, highlight=False, markup=False)
+    out.print(f"JSON report: {_shown(report_json)}", soft_wrap=True, highlight=False, markup=False)
     _print_lines(written)
     if not doc["complete"]:
         # The cases of a missing or interrupted shard were never judged: not a pass, whatever the rest say.
@@ -515,9 +519,9 @@ def verify_command(
     doc["skipped"] = _skipped_records(skipped)
     doc["complete"] = not interrupted
     json_report.write(path, doc)
-    console_report.render(results, out, str(path), show=("fail", "error", "lenient"))
+    console_report.render(results, out, _shown(path), show=("fail", "error", "lenient"))
     _print_skipped(skipped)
-    _keep_worker_stderr(path)
+    _keep_worker_stderr(_report_home(path, "verify.json"))
     if interrupted:
         _stop_interrupted(len(results), "data sets")
     raise typer.Exit(0 if all(agreeing(r) for r in results) else 1)
@@ -571,8 +575,8 @@ def diff_command(
                                _options_record(options) | {"against": against})
     doc["complete"] = not interrupted
     json_report.write(path, doc)
-    _print_disagreements(results, runner_labels(first, second), str(path))
-    _keep_worker_stderr(path)
+    _print_disagreements(results, runner_labels(first, second), _shown(path))
+    _keep_worker_stderr(_report_home(path, f"diff-{options.op}.json"))
     if interrupted:
         _stop_interrupted(len(results), "cases")
     raise typer.Exit(1 if any(r.extra["disagreement"] for r in results) else 0)
@@ -620,10 +624,21 @@ def _spec_side(result, names: tuple[str, str]) -> str:
     return {"first": names[0], "second": names[1]}.get(side, side)
 
 
+def _report_home(report: Path, default_name: str) -> Path:
+    """Where a report stands for the files written beside it (the JUnit and HTML reports of --ci,
+    shrunk cases, the worker log): the report itself, or for a report to a stream (stdout, a
+    pipe), the default report under reports/."""
+    return DEFAULT_REPORT_DIR / default_name if is_stream(report) else report
+
+
+def _shown(report: Path) -> str:
+    return "stdout" if report == STDOUT else str(report)
+
+
 def _keep_worker_stderr(report: Path) -> None:
     """What the command's worker processes wrote to stderr (mostly a runtime's own warnings) kept in
     a log beside its report, `REPORT.stderr.log` (see runtime_log), and said in one line."""
-    log = (DEFAULT_REPORT_DIR / report.name if is_stream(report) else report).with_suffix(".stderr.log")
+    log = report.with_suffix(".stderr.log")
     lines = runtime_log.keep(log)
     if lines:
         err.print(f"worker processes wrote {lines:,} {plural('line', lines)} to stderr, kept in {log} (a case that crashed or "

@@ -1,7 +1,8 @@
 """The files conform writes (reports, golden tests, shrunk cases, expectation files): each is written
 whole or not at all, and a place that cannot take it is an OutputError naming the file, not a traceback.
 
-`check_writable` tries a place before a run spends minutes on the results it will hold.
+`check_writable` tries a place before a run spends minutes on the results it will hold. A report
+may go to stdout: `-`, as most command-line tools read it, or a path that names it (/dev/stdout).
 """
 
 from __future__ import annotations
@@ -9,12 +10,15 @@ from __future__ import annotations
 import errno
 import os
 import stat
+import sys
 import tempfile
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
 
 from .errors import OutputError
+
+STDOUT = Path("-")  # as an output path: this process's stdout
 
 
 @contextmanager
@@ -35,6 +39,10 @@ def write_atomic(path: Path, text: str, what: str = "the file") -> None:
     would take its place, and nothing could make a write to it whole anyway.
     """
     with writing(path, what):
+        if is_stdout(path):  # through sys.stdout, after whatever this process wrote there before
+            sys.stdout.write(text)
+            sys.stdout.flush()
+            return
         if is_stream(path):
             with open(path, "w", encoding="utf-8") as stream:
                 stream.write(text)
@@ -51,8 +59,22 @@ def write_atomic(path: Path, text: str, what: str = "the file") -> None:
             raise
 
 
+def is_stdout(path: Path) -> bool:
+    """Whether `path` is `-` or names the file this process's stdout is (/dev/stdout, or the
+    terminal, pipe or file it goes to)."""
+    if path == STDOUT:
+        return True
+    try:
+        return os.path.samestat(os.stat(path), os.fstat(sys.stdout.fileno()))
+    except (OSError, ValueError, AttributeError):  # no such file; a stdout without a descriptor (io.UnsupportedOperation)
+        return False
+
+
 def is_stream(path: Path) -> bool:
-    """Whether `path` (its links followed) is something other than a file or folder: a device, a pipe or a socket."""
+    """Whether `path` (its links followed) is something other than a file or folder: a device, a
+    pipe, a socket, or `-` (stdout)."""
+    if path == STDOUT:
+        return True
     try:
         mode = os.stat(path).st_mode
     except OSError:
@@ -66,6 +88,8 @@ def check_writable(path: Path, what: str) -> None:
     with writing(path, what):
         if path.is_dir():
             raise IsADirectoryError(errno.EISDIR, "it is a folder")
+        if path == STDOUT:
+            return
         if is_stream(path):
             # Not opened to try: opening a FIFO for writing waits for its reader.
             if not os.access(path, os.W_OK):

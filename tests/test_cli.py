@@ -1,6 +1,7 @@
 """The CLI contract: exit codes, one-line errors (never a traceback), reports, replay."""
 
 import json
+from pathlib import Path
 import subprocess
 import sys
 
@@ -254,6 +255,35 @@ def test_two_reports_to_one_file_is_a_usage_error_before_the_run(conform, tmp_pa
     result = conform("run", "--op", "Clip", "--opset", "13", "--no-hypothesis", *outputs, report="--report-json" not in outputs)
     assert_clean_error(result, 2, f"{first} and {second} would both be written to")
     assert not any(p.suffix in (".json", ".xml") for p in tmp_path.rglob("*"))
+
+
+@pytest.mark.parametrize("target", ["-", "/dev/stdout"])
+def test_a_report_to_stdout_is_all_stdout_holds_and_what_goes_beside_it_goes_under_reports(conform, tmp_path, target):
+    # `-` wrote a file named '-'; /dev/stdout got the console report around the JSON, and the
+    # shrunk cases went to /dev/minimal (a folder beside the report), the --ci reports to /dev/stdout.xml.
+    result = conform("run", "--op", "Slice", "--opset", "13", "--dtype", "float", "--report-json", target, "--ci", report=False)
+    doc = json.loads(result.stdout)
+    failing = [r for r in doc["results"] if r["outcome"] == "fail"]
+    assert result.code == 1 and failing and doc["summary"]["fail"] == len(failing)
+    assert f"{doc['summary']['total']} cases:" in result.stderr and "JSON report: " in result.stderr
+    minimal = [Path(r["minimal"]["file"]) for r in failing if "minimal" in r]
+    assert minimal and all(path.parent == Path("reports/minimal") and (tmp_path / path).is_file() for path in minimal)
+    junit = ElementTree.parse(tmp_path / "reports" / "Slice-13.xml").getroot()
+    assert junit.get("failures") == str(len(failing)) and (tmp_path / "reports" / "Slice-13.html").is_file()
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name != ".hypothesis") == ["reports"]  # hypothesis's cache aside
+
+
+def test_merge_and_verify_write_a_report_to_stdout_alone(conform, tmp_path):
+    shards = [conform("run", "--op", "Clip", "--opset", "13", "--no-hypothesis", "--shard", f"{k}/2", "--report-json", f"s{k}.json",
+                      report=False) for k in (1, 2)]
+    merged = conform("merge", "s1.json", "s2.json", "--report-json", "-")
+    total = sum(json.loads((tmp_path / f"s{k}.json").read_text())["summary"]["total"] for k in (1, 2))
+    assert json.loads(merged.stdout)["summary"]["total"] == total and all(s.code in (0, 1) for s in shards)
+    assert "JSON report: stdout" in merged.stderr
+    assert conform("generate", "--op", "Clip", "--opset", "13", "--no-hypothesis", "--out", "golden").code == 0
+    verified = conform("verify", "golden", "--report-json", "-")
+    assert verified.code == 0 and json.loads(verified.stdout)["summary"]["pass"] > 0 and "JSON report: stdout" in verified.stderr
+    assert not (tmp_path / "-").exists()
 
 
 def test_an_empty_shard_of_a_selection_passes_and_the_other_holds_the_case(conform, tmp_path):
