@@ -235,11 +235,12 @@ def _check_writable(*outputs: tuple[Path | None, str]) -> None:
         if path is None:
             continue
         check_writable(path, what)
-        if is_stream(path):
+        key = STDOUT if is_stdout(path) else path.resolve()
+        if is_stream(path) and key != STDOUT:
             continue  # /dev/null or a pipe takes both
-        if path.resolve() in claimed:
-            raise UsageError(f"{claimed[path.resolve()]} and {what} would both be written to {path}: give each its own file")
-        claimed[path.resolve()] = what
+        if key in claimed:
+            raise UsageError(f"{claimed[key]} and {what} would both be written to {path}: give each its own file")
+        claimed[key] = what
 
 
 def _check_golden_run_options(op: str | None, opset: int | None, mode: str, cases: list, only_cases: list) -> None:

@@ -249,6 +249,7 @@ def test_a_timeout_beyond_a_day_is_a_usage_error_not_a_clock_overflow(conform, c
     (("--report-json", "r.json", "--junit", "./r.json"), "the JSON report", "the JUnit report"),
     (("--report-json", "r.xml", "--ci"), "the JSON report", "the JUnit report"),
     (("--junit", "out/r.xml", "--html", "out/../out/r.xml"), "the JUnit report", "the HTML report"),
+    (("--report-json", "-", "--junit", "/dev/stdout"), "the JSON report", "the JUnit report"),  # one document after the other
 ])
 def test_two_reports_to_one_file_is_a_usage_error_before_the_run(conform, tmp_path, outputs, first, second):
     # Before, the report written last silently replaced the other.
