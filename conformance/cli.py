@@ -229,14 +229,14 @@ def _check_writable(*outputs: tuple[Path | None, str]) -> None:
     """Each file the command will write can be, and no two are one file (the last written would
     silently replace the other): found out before the work, not after it."""
     claimed: dict[Path, str] = {}
-    if any(path is not None and is_stdout(path) for path, _ in outputs):
-        out.file = sys.stderr  # the console report around a report on stdout would make it unreadable
     for path, what in outputs:
         if path is None:
             continue
         check_writable(path, what)
         key = STDOUT if is_stdout(path) else path.resolve()
-        if is_stream(path) and key != STDOUT:
+        if key == STDOUT:
+            out.file = sys.stderr  # the console report around a report on stdout would make it unreadable
+        elif is_stream(path):
             continue  # /dev/null or a pipe takes both
         if key in claimed:
             raise UsageError(f"{claimed[key]} and {what} would both be written to {path}: give each its own file")
