@@ -357,8 +357,11 @@ def write_file(results: list, expectations: list[Expectation], stale: list[Expec
     what the run shows fixed: a stale entry, the cases of a `case:` entry that now pass, an entry
     whose every case passes. A deviation no entry matched is added, one entry a case, with the
     reason observed: so the file of a runtime's upgrade keeps what a person wrote."""
-    kept, fixed, taken_out = _kept_entries(results, expectations, stale, runner_info, options)
-    added = _observed_entries(results, runner_info, options)
+    by_case: dict[str, list] = {}  # each case's results, one a variant it ran in
+    for result in results:
+        by_case.setdefault(result.example.id, []).append(result)
+    kept, fixed, taken_out = _kept_entries(results, by_case, expectations, stale, runner_info, options)
+    added = _observed_entries(by_case, runner_info, options)
     header = "# Known deviations; replace each 'observed' reason with why the runtime deviates.\n"
     document = {"expectations": [entry.as_entry() for entry, _ in kept] + added}
     write_atomic(path, header + yaml.safe_dump(document, sort_keys=False, width=120), "the expectations file")
@@ -376,55 +379,51 @@ def write_file(results: list, expectations: list[Expectation], stale: list[Expec
     return told
 
 
-def _kept_entries(results: list, expectations: list[Expectation], stale: list[Expectation], runner_info: dict,
-                  options) -> tuple[list[tuple[Expectation, bool]], int, int]:
+def _kept_entries(results: list, by_case: dict[str, list], expectations: list[Expectation], stale: list[Expectation],
+                  runner_info: dict, options) -> tuple[list[tuple[Expectation, bool]], int, int]:
     """The entries to keep, each with whether it still matches a passing case (xpass); how many the
     run shows fixed; how many cases it took out of `case:` lists that it keeps."""
     passing: dict[int, set[str]] = {}
     deviating: dict[int, set[str]] = {}
-    by_id: dict[str, list] = {}
     for result in results:
-        by_id.setdefault(result.example.id, []).append(result)
         if result.outcome in (XPASS, XFAIL, *DEVIATES):
             judged = passing if result.outcome == XPASS else deviating
             judged.setdefault(_first_match(result, expectations, runner_info), set()).add(result.example.id)
+    ran_ids = set(by_case)
     kept, fixed, taken_out = [], 0, 0
     for index, entry in enumerate(expectations):
         passes, deviates = passing.get(index, set()), deviating.get(index, set())
         if entry in stale:
             continue
         if entry.case is not None:
-            entry, dropped = _without_fixed_cases(entry, deviates, by_id, runner_info)
+            entry, dropped = _without_fixed_cases(entry, deviates, by_case, runner_info)
             taken_out += dropped if entry.case else 0
             passes = passes & deviates  # cases that pass in some variants and deviate in others
-        if entry.case == () or (entry.case is None and passes and not deviates and entry.covered_by(options, set(by_id))):
+        if entry.case == () or (entry.case is None and passes and not deviates and entry.covered_by(options, ran_ids)):
             fixed += 1
             continue
         kept.append((entry, bool(passes)))
     return kept, fixed, taken_out
 
 
-def _without_fixed_cases(entry: Expectation, deviates: set[str], by_id: dict[str, list],
+def _without_fixed_cases(entry: Expectation, deviates: set[str], by_case: dict[str, list],
                          runner_info: dict) -> tuple[Expectation, int]:
     """A `case:` entry without the cases the run judged by it that did not deviate under it
     (passing, or matched by an entry before it), and how many those were."""
-    judged = {case for case in entry.case if any(entry.matches(r, runner_info) for r in by_id.get(case, ()))}
+    judged = {case for case in entry.case if any(entry.matches(r, runner_info) for r in by_case.get(case, ()))}
     cases = tuple(case for case in entry.case if case in deviates or case not in judged)
     return dataclasses.replace(entry, case=cases), len(entry.case) - len(cases)
 
 
-def _observed_entries(results: list, runner_info: dict, options) -> list[dict]:
+def _observed_entries(by_case: dict[str, list], runner_info: dict, options) -> list[dict]:
     """An entry for each case that fails the run with no entry matching it, its reason observed.
 
     An entry names a case; where the case failed in some input modes or optimization levels of
     the run and passed in others, it names those too, so that the others are not xpass."""
     failing = failing_outcomes(options)
     runner = short_provider(runner_info.get("provider", "")) or runner_info.get("name")
-    variants: dict[str, list] = {}
-    for result in results:
-        variants.setdefault(result.example.id, []).append(result)
     entries = []
-    for case_results in variants.values():
+    for case_results in by_case.values():
         failed = [r for r in case_results if r.outcome in failing]
         if failed:
             first = failed[0]
