@@ -108,8 +108,10 @@ class Expectation:
         """Whether this run is about the entry at all: its runner, and an op version it names ran
         in an input mode and at an optimization level it names (`ran` holds each as `variant_of`)."""
         return self.for_runner(runner_info) and any(
-            op == self.op and (self.versions is None or version in self.versions) and self._in_variant(mode, level)
-            for op, version, mode, level in ran)
+            self.about_version(op, version) and self._in_variant(mode, level) for op, version, mode, level in ran)
+
+    def about_version(self, op: str, since_version: int) -> bool:
+        return op == self.op and (self.versions is None or since_version in self.versions)
 
     def _in_variant(self, mode: str, level: str | None) -> bool:
         return (self.modes is None or mode in self.modes) and (self.optimizations is None or level in self.optimizations)
@@ -130,8 +132,7 @@ class Expectation:
     def matches(self, result, runner_info: dict) -> bool:
         example = result.example
         return (
-            example.op == self.op
-            and (self.versions is None or example.version.since_version in self.versions)
+            self.about_version(example.op, example.version.since_version)
             and (self.dtypes is None or example.dtype in self.dtypes)
             and (self.case is None or example.id in self.case)
             and (self.match is None or fnmatch.fnmatchcase(example.name, self.match))
