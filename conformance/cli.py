@@ -25,7 +25,7 @@ from .execute import (DEFAULT_MAX_ELEMENTS, RunOptions, at_level, check_case_ids
 from .parallel import WorkerPool, shrink_side_by_side, shrinks_side_by_side, worker_count
 from .expectations import apply as apply_expectations
 from .expectations import load as load_expectations
-from .expectations import other_runners_text, other_variants_text, stale_among, unjudged_text
+from .expectations import judge_unmatched, not_judged_lines, stale_among
 from .expectations import write_file as write_expectations
 from .reference import covered_ops, for_op
 from .report import console as console_report
@@ -190,7 +190,7 @@ def run_command(
     runner_info = runners[0].describe()
     strict = ci if strict is None else strict
     results, unmatched = apply_expectations(results, expectations, runner_info, options, strict)
-    stale = [] if interrupted else stale_among(unmatched, options, results)
+    stale, unjudged = ([], []) if interrupted else judge_unmatched(unmatched, options, results)
     written = []  # what the run wrote besides its JSON report, told after the console report
     if write_expect:
         written.append(write_expectations(results, expectations, stale, runner_info, write_expect, options))
@@ -210,9 +210,8 @@ def run_command(
     console_report.render(results, out, _shown(path), show=shown)
     _print_lines(written)
     console_report.expectation_news(out, doc, strict)
-    _print_dim(unjudged_text([e for e in unmatched if e not in stale] if not interrupted else [], options))
-    _print_dim(other_runners_text(expectations, runner_info))
-    _print_dim(other_variants_text(expectations, results, runner_info))
+    for line in not_judged_lines(expectations, unjudged, results, runner_info, options):
+        out.print(line, style="dim", highlight=False)
     _print_skipped(skipped)
     _keep_worker_stderr(home)
     if interrupted:
@@ -353,11 +352,6 @@ def _write_other_reports(doc: dict, junit: Path | None, html_path: Path | None, 
 def _print_lines(lines: list[str]) -> None:
     for line in lines:
         out.print(line, highlight=False)
-
-
-def _print_dim(line: str | None) -> None:
-    if line:
-        out.print(line, style="dim", highlight=False)
 
 
 def _entry_records(entries: list) -> list[dict]:

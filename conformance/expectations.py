@@ -259,7 +259,22 @@ def stale_among(unmatched: list[Expectation], options, results: list) -> list[Ex
     return [entry for entry in unmatched if entry.covered_by(options, ran_ids)]
 
 
-def unjudged_text(unjudged: list[Expectation], options) -> str | None:
+def judge_unmatched(unmatched: list[Expectation], options, results: list) -> tuple[list[Expectation], list[Expectation]]:
+    """`unmatched` (see `apply`) as the stale entries and those the run's options left unjudged."""
+    stale = stale_among(unmatched, options, results)
+    return stale, [entry for entry in unmatched if entry not in stale]
+
+
+def not_judged_lines(expectations: list[Expectation], unjudged: list[Expectation], results: list, runner_info: dict,
+                     options) -> list[str]:
+    """The lines that tell of the entries a run did not judge: for want of cases its options left
+    out, for another runner, or for input modes or optimization levels it did not have."""
+    lines = (_unjudged_text(unjudged, options), _other_runners_text(expectations, runner_info),
+             _other_variants_text(expectations, results, runner_info))
+    return [line for line in lines if line]
+
+
+def _unjudged_text(unjudged: list[Expectation], options) -> str | None:
     """The line for the entries that matched no case where the run left out cases they may match
     (neither stale nor quietly dead), or None when there are none."""
     if not unjudged:
@@ -270,7 +285,7 @@ def unjudged_text(unjudged: list[Expectation], options) -> str | None:
             f"{', '.join(narrowing(options))} left out cases they may match{merged}")
 
 
-def other_runners_text(expectations: list[Expectation], runner_info: dict) -> str | None:
+def _other_runners_text(expectations: list[Expectation], runner_info: dict) -> str | None:
     """The line naming the runners of the entries that are not about this run's, or None: a
     misspelt `runner:` would otherwise leave its entry silently matching nothing, and never stale."""
     others = [e.runner for e in expectations if not e.for_runner(runner_info)]
@@ -279,7 +294,7 @@ def other_runners_text(expectations: list[Expectation], runner_info: dict) -> st
     return f"{len(others)} {plural('expectation', len(others))} for other runners, not judged here: {', '.join(sorted(set(others)))}"
 
 
-def other_variants_text(expectations: list[Expectation], results: list, runner_info: dict) -> str | None:
+def _other_variants_text(expectations: list[Expectation], results: list, runner_info: dict) -> str | None:
     """The line naming what would bring into a run the entries about its runner and an op version it
     ran, whose input modes or optimization levels it did not have, or None: such an entry is neither
     matched nor stale, and an `optimizations:` entry on a runner without levels never can be."""
@@ -287,7 +302,7 @@ def other_variants_text(expectations: list[Expectation], results: list, runner_i
     versions_ran = {(op, version) for op, version, _, _ in ran}
     needs = [_variant_needs(entry, ran) for entry in expectations
              if entry.for_runner(runner_info) and not entry.in_scope(ran, runner_info)
-             and any(op == entry.op and (entry.versions is None or version in entry.versions) for op, version in versions_ran)]
+             and any(entry.about_version(op, version) for op, version in versions_ran)]
     if not needs:
         return None
     return (f"{len(needs)} {plural('expectation', len(needs))} for input modes or optimization levels this run did not have, "
@@ -458,4 +473,4 @@ def _scope(modes: set, levels: set, ran_modes: set, ran_levels: set) -> dict:
     return keys
 
 
-__all__ = ["Expectation", "load", "apply", "stale_among", "narrowing", "write_file", "XFAIL", "XPASS", "CaseFileError"]
+__all__ = ["Expectation", "load", "apply", "stale_among", "judge_unmatched", "not_judged_lines", "narrowing", "write_file", "XFAIL", "XPASS", "CaseFileError"]

@@ -96,14 +96,13 @@ class ConformSession:
         """The expectations no case matched, as a run judges them: stale, and not judged (the
         session's options left out cases they may match); None when not every item ran (then any
         could be stale only for want of its cases). Worked out once, when every item has run."""
-        from .expectations import apply, stale_among
+        from .expectations import apply, judge_unmatched
 
         if not self.expectations or len(self.results) < self.items:
             return None
         if self._unmatched is None:
             unmatched = apply(self.results, self.expectations, self.runner_info(), self.options)[1]
-            stale = stale_among(unmatched, self.options, self.results)
-            self._unmatched = stale, [entry for entry in unmatched if entry not in stale]
+            self._unmatched = judge_unmatched(unmatched, self.options, self.results)
         return self._unmatched
 
 
@@ -247,7 +246,7 @@ def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Co
     conform = config.stash.get(SESSION, None)
     if conform is None or not conform.expectations:
         return
-    from .expectations import other_runners_text, other_variants_text, unjudged_text
+    from .expectations import not_judged_lines
 
     unmatched = conform.unmatched()
     if unmatched is None:
@@ -258,8 +257,5 @@ def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Co
     under_strict = " (fails the session under --conform-strict)" if conform.strict else ""
     for entry in stale:
         terminalreporter.write_line(f"conform: STALE {entry.stale_text()}{under_strict}")
-    lines = (unjudged_text(unjudged, conform.options), other_runners_text(conform.expectations, conform.runner_info()),
-             other_variants_text(conform.expectations, conform.results, conform.runner_info()))
-    for line in lines:
-        if line:
-            terminalreporter.write_line(f"conform: {in_plugin_terms(line)}")
+    for line in not_judged_lines(conform.expectations, unjudged, conform.results, conform.runner_info(), conform.options):
+        terminalreporter.write_line(f"conform: {in_plugin_terms(line)}")
