@@ -58,6 +58,7 @@ from .reference import for_op
 from .runners import OPTIMIZATIONS
 from .runners.onnxruntime import PROVIDERS, short_provider
 from .values import ValueProblem
+from .yaml_edit import Item, rewritten_list
 
 # What a runtime does against the text whether or not the run fails on it: a `when:` entry that
 # matches such a case is not stale.
@@ -378,27 +379,51 @@ def write_file(results: list, expectations: list[Expectation], stale: list[Expec
         by_case.setdefault(result.example.id, []).append(result)
     kept, fixed, taken_out = _kept_entries(results, by_case, expectations, stale, runner_info, options)
     added = _observed_entries(by_case, runner_info, options)
-    header = "# Known deviations; replace each 'observed' reason with why the runtime deviates.\n"
-    document = {"expectations": [entry.as_entry() for entry, _ in kept] + added}
-    write_atomic(path, header + yaml.safe_dump(document, sort_keys=False, width=120), "the expectations file")
-    told = f"{len(kept) + len(added)} deviations written to {path}"
+    text = _as_written(expectations, kept, added)
+    layout_lost = text is None and bool(expectations)
+    if text is None:
+        document = {"expectations": [entry.as_entry() for _, entry, _ in kept] + added}
+        text = f"# Known deviations; {OBSERVED_NOTE}.\n" + yaml.safe_dump(document, sort_keys=False, width=120)
+    write_atomic(path, text, "the expectations file")
+    told = f"{len(kept) + len(added)} {plural('deviation', len(kept) + len(added))} written to {path}"
     if not expectations:
         return told
     told += (f": {len(kept)} {plural('entry', len(kept))} kept from {expectations[0].file}, {len(added)} added as observed, "
              f"{len(stale)} stale and {fixed} fixed left out")
     if taken_out:
         told += f", {taken_out} passing {plural('case', taken_out)} taken out of 'case:' lists"
-    still_passing = sum(1 for _, passes in kept if passes)
+    still_passing = sum(1 for _, _, passes in kept if passes)
     if still_passing:  # a `match:` entry of cases some of which now pass: which to name is the writer's call
         told += (f"; {still_passing} kept {plural('entry', still_passing)} still {'matches' if still_passing == 1 else 'match'} "
                  "cases that pass (xpass): narrow them by hand")
+    if layout_lost:
+        told += f"; {expectations[0].file} was written afresh, without its comments and layout (a list in flow style cannot be cut)"
     return told
 
 
+OBSERVED_NOTE = "replace each 'observed' reason with why the runtime deviates"
+
+
+def _as_written(expectations: list[Expectation], kept: list[tuple[int, Expectation, bool]], added: list[dict]) -> str | None:
+    """The run's own file (`--expect`) brought up to date in its own text: the entries kept as
+    they were written, comments and all, with only the entries changed or added dumped anew;
+    None without such a file, or where its layout cannot be kept."""
+    if not expectations:
+        return None
+    try:
+        text = Path(expectations[0].file).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
+    items = [Item(index, None if entry is expectations[index] else entry.as_entry()) for index, entry, _ in kept]
+    items += [Item(None, entry) for entry in added]
+    return rewritten_list(text, "expectations", items, f"added by --write-expect: {OBSERVED_NOTE}")
+
+
 def _kept_entries(results: list, by_case: dict[str, list], expectations: list[Expectation], stale: list[Expectation],
-                  runner_info: dict, options) -> tuple[list[tuple[Expectation, bool]], int, int]:
-    """The entries to keep, each with whether it still matches a passing case (xpass); how many the
-    run shows fixed; how many cases it took out of `case:` lists that it keeps."""
+                  runner_info: dict, options) -> tuple[list[tuple[int, Expectation, bool]], int, int]:
+    """The entries to keep, each with its index in `expectations` (the same object unless the run
+    changed it) and whether it still matches a passing case (xpass); how many the run shows fixed;
+    how many cases it took out of `case:` lists that it keeps."""
     passing: dict[int, set[str]] = {}
     deviating: dict[int, set[str]] = {}
     for result in results:
@@ -418,7 +443,7 @@ def _kept_entries(results: list, by_case: dict[str, list], expectations: list[Ex
         if entry.case == () or (entry.case is None and passes and not deviates and entry.covered_by(options, ran_ids)):
             fixed += 1
             continue
-        kept.append((entry, bool(passes)))
+        kept.append((index, entry, bool(passes)))
     return kept, fixed, taken_out
 
 
@@ -428,6 +453,8 @@ def _without_fixed_cases(entry: Expectation, deviates: set[str], by_case: dict[s
     (passing, or matched by an entry before it), and how many those were."""
     judged = {case for case in entry.case if any(entry.matches(r, runner_info) for r in by_case.get(case, ()))}
     cases = tuple(case for case in entry.case if case in deviates or case not in judged)
+    if len(cases) == len(entry.case):
+        return entry, 0
     return dataclasses.replace(entry, case=cases), len(entry.case) - len(cases)
 
 

@@ -119,7 +119,7 @@ def test_a_file_written_by_write_expect_makes_the_same_run_pass_under_strict(con
     entries = yaml.safe_load(written.read_text())["expectations"]
     scopes = [(e["case"], str(e.get("modes")), str(e.get("optimizations"))) for e in entries]
     assert len(scopes) == len(set(scopes)) and {e["case"] for e in entries} == {key[0] for key, o in before.items() if o in failing}
-    assert first.stdout.rstrip().endswith(f"{len(entries)} deviations written to {written}")
+    assert first.stdout.rstrip().endswith(f"{len(entries)} deviation{'s' if len(entries) > 1 else ''} written to {written}")
 
 
 UINT8_DEVIATION = "Slice-13/negative_step_int_max_end/uint8/int64"
@@ -174,6 +174,48 @@ def test_write_expect_updates_its_own_file_in_place_and_keeps_what_the_run_did_n
     assert after[:3] == before
     assert "3 entries kept" in result.stdout and "1 kept entry still matches cases that pass (xpass): narrow them by hand" in result.stdout
     assert {r["outcome"] for r in result.report["results"] if "some of these pass" in r.get("message", "")} == {"xfail", "xpass"}
+
+
+def test_write_expect_keeps_the_comments_and_layout_of_the_file_it_brings_up_to_date(conform, tmp_path):
+    # It dumped the whole list anew: a file's comments, flow lists and line breaks were lost.
+    text = textwrap.dedent(f"""\
+        # Our runtime's deviations, reviewed every release.
+        expectations:
+          # wrong answers
+          - op: Slice
+            versions: [13]           # only 13 checked
+            dtypes: [float]
+            when: negative-step-int-max-end
+            reason: >-
+              onnxruntime reads INT_MAX with a negative step
+              as 'to the start'
+          # fixed in the last release
+          - {{op: Slice, match: negative_start, dtypes: [float], reason: was broken once}}
+          - {{op: Slice, case: [{PASSING}, {UINT8_DEVIATION}], reason: two cases written by hand}}
+        """)
+    path = tmp_path / "expect.yaml"
+    path.write_text(text)
+    args = (*BASE, "--dtype", "float", "--dtype", "uint8")
+    first = conform(*args, "--expect", str(path), "--write-expect", str(path))
+    written = path.read_text()
+    assert written.startswith(text[:text.index("  # fixed in the last release")])  # head, comments, layout as written
+    assert "  # fixed in the last release\n  - op: Slice\n    case: " + UINT8_DEVIATION in written  # rewritten, its comment kept
+    assert "was broken once" not in written and "written afresh" not in first.stdout
+    added = written.index("  # added by --write-expect: replace each 'observed' reason")
+    failing = {r["id"] for r in first.report["results"] if r["outcome"] == "fail"}
+    observed = [e["case"] for e in yaml.safe_load(written)["expectations"] if e["reason"].startswith("observed: ")]
+    assert failing and set(observed) == failing and len(observed) == len(failing) and "observed: " not in written[:added]
+    second = conform(*args, "--expect", str(path), "--strict")
+    assert second.code == 0 and not second.report["stale_expectations"], second.stdout[-3000:]
+
+
+def test_write_expect_says_when_the_layout_of_the_file_could_not_be_kept(conform, tmp_path):
+    path = tmp_path / "expect.yaml"
+    path.write_text(f"# a flow list\nexpectations: [{{op: Slice, case: {DEVIATION}, reason: by hand}}]\n")
+    result = conform(*BASE, "--case", DEVIATION, "--case", PASSING, "--expect", str(path), "--write-expect", str(path))
+    assert f"1 deviation written to {path}: 1 entry kept" in result.stdout
+    assert f"{path} was written afresh, without its comments and layout" in result.stdout
+    assert yaml.safe_load(path.read_text())["expectations"] == [{"op": "Slice", "case": DEVIATION, "reason": "by hand"}]
 
 
 def test_an_entry_with_modes_or_optimizations_matches_only_those_variants(conform, tmp_path):
