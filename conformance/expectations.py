@@ -411,7 +411,8 @@ def _as_written(expectations: list[Expectation], kept: list[tuple[int, Expectati
     if not expectations:
         return None
     try:
-        text = Path(expectations[0].file).read_text(encoding="utf-8")
+        with open(expectations[0].file, encoding="utf-8", newline="") as stream:  # its own line ends
+            text = stream.read()
     except (OSError, UnicodeDecodeError):
         return None
     items = [Item(index, None if entry is expectations[index] else entry.as_entry()) for index, entry, _ in kept]

@@ -36,7 +36,8 @@ def write_atomic(path: Path, text: str, what: str = "the file") -> None:
 
     A symbolic link keeps pointing where it did: the file it points to is the one replaced. A
     device or pipe (/dev/null, /dev/stdout, a FIFO) is written as it is: a file renamed over it
-    would take its place, and nothing could make a write to it whole anyway.
+    would take its place, and nothing could make a write to it whole anyway. The text is written
+    as given, its line ends untranslated: a file edited in its own line ends keeps them.
     """
     with writing(path, what):
         if is_stdout(path):  # through sys.stdout, after whatever this process wrote there before
@@ -44,14 +45,14 @@ def write_atomic(path: Path, text: str, what: str = "the file") -> None:
             sys.stdout.flush()
             return
         if is_stream(path):
-            with open(path, "w", encoding="utf-8") as stream:
+            with open(path, "w", encoding="utf-8", newline="") as stream:
                 stream.write(text)
             return
         target = path.resolve() if path.is_symlink() else path
         target.parent.mkdir(parents=True, exist_ok=True)
         handle, temporary = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
         try:
-            with os.fdopen(handle, "w", encoding="utf-8") as stream:
+            with os.fdopen(handle, "w", encoding="utf-8", newline="") as stream:
                 stream.write(text)
             os.replace(temporary, target)
         except BaseException:

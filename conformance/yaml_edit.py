@@ -37,6 +37,7 @@ class _Cut:
     own: list[list[str]]
     tail: list[str]
     indent: int
+    newline: str  # the file's own, for the lines written anew
     key_end: int  # the column where the key ends on the last line of `head`
 
 
@@ -58,14 +59,14 @@ def rewritten_list(text: str, key: str, items: list[Item], new_items_note: str |
     for item in items:
         if item.index is None:
             if not noted:
-                lines += carried + [" " * cut.indent + f"# {new_items_note}\n"]
+                lines += carried + [" " * cut.indent + f"# {new_items_note}{cut.newline}"]
                 carried, noted = [], True
-            lines += _dumped(item.value, cut.indent)
+            lines += _dumped(item.value, cut)
             continue
         carried += _dropped_comments(cut, kept, below=item.index)
         lines += carried + cut.before[item.index]
         carried = []
-        lines += cut.own[item.index] if item.value is None else _dumped(item.value, cut.indent)
+        lines += cut.own[item.index] if item.value is None else _dumped(item.value, cut)
     lines += carried + _dropped_comments(cut, kept, below=len(cut.own)) + cut.tail
     if not items:  # a key with nothing under it would read as null, not as an empty list
         lines[len(cut.head) - 1] = _emptied(lines[len(cut.head) - 1], cut.key_end)
@@ -103,7 +104,8 @@ def _cut(text: str, key: str) -> _Cut | None:
     return _Cut(head=lines[:key_node.end_mark.line + 1],
                 before=[lines[start:first] for start, first, _ in spans],
                 own=[lines[first:last + 1] for _, first, last in spans],
-                tail=lines[end + 1:], indent=indents.pop(), key_end=key_node.end_mark.column)
+                tail=lines[end + 1:], indent=indents.pop(),
+                newline="\r\n" if lines[0].endswith("\r\n") else "\n", key_end=key_node.end_mark.column)
 
 
 def _emptied(key_line: str, key_end: int) -> str:
@@ -128,9 +130,9 @@ def _last_line(node: yaml.Node) -> int:
     return end.line - 1 if end.column == 0 and end.line > node.start_mark.line else end.line
 
 
-def _dumped(value: Any, indent: int) -> list[str]:
+def _dumped(value: Any, cut: _Cut) -> list[str]:
     text = yaml.safe_dump([value], sort_keys=False, width=120)
-    return [" " * indent + line for line in text.splitlines(keepends=True)]
+    return [" " * cut.indent + line + cut.newline for line in text.splitlines()]
 
 
 def _reads_as_meant(written: str, document: Any, key: str, items: list[Item]) -> bool:

@@ -209,6 +209,15 @@ def test_write_expect_keeps_the_comments_and_layout_of_the_file_it_brings_up_to_
     assert second.code == 0 and not second.report["stale_expectations"], second.stdout[-3000:]
 
 
+def test_write_expect_keeps_the_windows_line_ends_of_the_file_it_brings_up_to_date(conform, tmp_path):
+    path = tmp_path / "expect.yaml"
+    path.write_bytes(f"# by hand\r\nexpectations:\r\n- {{op: Slice, case: {PASSING}, reason: by hand}}\r\n".encode())
+    conform(*BASE, "--case", DEVIATION, "--case", PASSING, "--expect", str(path), "--write-expect", str(path))
+    written = path.read_bytes()
+    assert written.startswith(b"# by hand\r\nexpectations:\r\n") and DEVIATION.encode() in written
+    assert written.count(b"\n") == written.count(b"\r\n") > 4
+
+
 def test_write_expect_says_when_the_layout_of_the_file_could_not_be_kept(conform, tmp_path):
     path = tmp_path / "expect.yaml"
     path.write_text(f"# a flow list\nexpectations: [{{op: Slice, case: {DEVIATION}, reason: by hand}}]\n")

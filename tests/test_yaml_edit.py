@@ -49,6 +49,12 @@ def test_kept_items_keep_their_text_and_comments_and_only_changed_and_new_ones_a
     assert written.index("  # added here\n") > written.index("case: b") and written.endswith("# the end\n")
 
 
+def test_a_file_with_windows_line_ends_keeps_them_in_the_lines_written_anew():
+    windows = WRITTEN.replace("\n", "\r\n")
+    written = rewritten_list(windows, "expectations", [Item(0), Item(None, {"op": "Clip", "reason": "new"})], "added")
+    assert written.count("\n") == written.count("\r\n") and "  # added\r\n  - op: Clip\r\n    reason: new\r\n" in written
+
+
 def test_dropping_every_item_leaves_an_empty_list_and_the_comments():
     written = rewritten_list(WRITTEN, "expectations", [])
     assert yaml.safe_load(written) == {"expectations": []}
