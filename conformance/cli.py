@@ -25,7 +25,7 @@ from .execute import (DEFAULT_MAX_ELEMENTS, RunOptions, at_level, check_case_ids
 from .parallel import WorkerPool, shrink_side_by_side, shrinks_side_by_side, worker_count
 from .expectations import apply as apply_expectations
 from .expectations import load as load_expectations
-from .expectations import judge_unmatched, not_judged_lines, stale_among
+from .expectations import judge_unmatched, not_judged_lines, ran_variants, stale_among
 from .expectations import write_file as write_expectations
 from .reference import covered_ops, for_op
 from .report import console as console_report
@@ -190,7 +190,8 @@ def run_command(
     runner_info = runners[0].describe()
     strict = ci if strict is None else strict
     results, unmatched = apply_expectations(results, expectations, runner_info, options, strict)
-    stale, unjudged = ([], []) if interrupted else judge_unmatched(unmatched, options, results)
+    ran_ids = {result.example.id for result in results}
+    stale, unjudged = ([], []) if interrupted else judge_unmatched(unmatched, options, ran_ids)
     written = []  # what the run wrote besides its JSON report, told after the console report
     if write_expect:
         written.append(write_expectations(results, expectations, stale, runner_info, write_expect, options))
@@ -203,14 +204,14 @@ def run_command(
     doc["shard"] = shard
     doc["stale_expectations"] = _entry_records(stale)
     if options.shard[1] > 1:  # what `merge` judges stale: the entries no shard matched
-        doc["unmatched_expectations"] = _entry_records(stale_among(unmatched, whole_run(options), results))
+        doc["unmatched_expectations"] = _entry_records(stale_among(unmatched, whole_run(options), ran_ids))
     written += _write_other_reports(doc, junit, html_report, strict)
     json_report.write(path, doc)
     shown = console_report.FAILING_SHOWN + (("ambiguous", "unsupported") if verbose else ())
     console_report.render(results, out, _shown(path), show=shown)
     _print_lines(written)
     console_report.expectation_news(out, doc, strict)
-    for line in not_judged_lines(expectations, unjudged, results, runner_info, options):
+    for line in not_judged_lines(expectations, unjudged, ran_variants(results, runner_info), runner_info, options):
         out.print(line, style="dim", highlight=False)
     _print_skipped(skipped)
     _keep_worker_stderr(home)

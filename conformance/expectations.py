@@ -254,24 +254,25 @@ def narrowing(options, dtypes: bool = True) -> list[str]:
     return [flag for narrows, flag in given if narrows]
 
 
-def stale_among(unmatched: list[Expectation], options, results: list) -> list[Expectation]:
-    """The entries of `unmatched` (see `apply`) that the run of `options` chose every case of."""
-    ran_ids = {result.example.id for result in results}
+def stale_among(unmatched: list[Expectation], options, ran_ids: set[str]) -> list[Expectation]:
+    """The entries of `unmatched` (see `apply`) that the run of `options`, which ran the cases
+    `ran_ids`, chose every case of."""
     return [entry for entry in unmatched if entry.covered_by(options, ran_ids)]
 
 
-def judge_unmatched(unmatched: list[Expectation], options, results: list) -> tuple[list[Expectation], list[Expectation]]:
+def judge_unmatched(unmatched: list[Expectation], options, ran_ids: set[str]) -> tuple[list[Expectation], list[Expectation]]:
     """`unmatched` (see `apply`) as the stale entries and those the run's options left unjudged."""
-    stale = stale_among(unmatched, options, results)
+    stale = stale_among(unmatched, options, ran_ids)
     return stale, [entry for entry in unmatched if entry not in stale]
 
 
-def not_judged_lines(expectations: list[Expectation], unjudged: list[Expectation], results: list, runner_info: dict,
+def not_judged_lines(expectations: list[Expectation], unjudged: list[Expectation], ran: set, runner_info: dict,
                      options) -> list[str]:
     """The lines that tell of the entries a run did not judge: for want of cases its options left
-    out, for another runner, or for input modes or optimization levels it did not have."""
+    out, for another runner, or for input modes or optimization levels it did not have (`ran`
+    holds the run's variants, as `ran_variants`)."""
     lines = (_unjudged_text(unjudged, options), _other_runners_text(expectations, runner_info),
-             _other_variants_text(expectations, results, runner_info))
+             _other_variants_text(expectations, ran, runner_info))
     return [line for line in lines if line]
 
 
@@ -295,11 +296,10 @@ def _other_runners_text(expectations: list[Expectation], runner_info: dict) -> s
     return f"{len(others)} {plural('expectation', len(others))} for other runners, not judged here: {', '.join(sorted(set(others)))}"
 
 
-def _other_variants_text(expectations: list[Expectation], results: list, runner_info: dict) -> str | None:
+def _other_variants_text(expectations: list[Expectation], ran: set, runner_info: dict) -> str | None:
     """The line naming what would bring into a run the entries about its runner and an op version it
     ran, whose input modes or optimization levels it did not have, or None: such an entry is neither
     matched nor stale, and an `optimizations:` entry on a runner without levels never can be."""
-    ran = {variant_of(result, runner_info) for result in results}
     versions_ran = {(op, version) for op, version, _, _ in ran}
     needs = [_variant_needs(entry, ran) for entry in expectations
              if entry.for_runner(runner_info) and not entry.in_scope(ran, runner_info)
@@ -355,9 +355,18 @@ def apply(results: list, expectations: list[Expectation], runner_info: dict, opt
             applied.append(result)
             continue
         applied.append(dataclasses.replace(result, verdict=verdict, replay=replay))
-    ran = {variant_of(r, runner_info) for r in results}
-    unmatched = [e for i, e in enumerate(expectations) if i not in used and e.in_scope(ran, runner_info)]
-    return applied, unmatched
+    return applied, unmatched_entries(expectations, used, ran_variants(results, runner_info), runner_info)
+
+
+def unmatched_entries(expectations: list[Expectation], used: set[int], ran: set, runner_info: dict) -> list[Expectation]:
+    """The entries about a run that matched no case as they say: those of the run's runner and
+    of a variant it ran (`ran`, as `ran_variants`) whose index is not among `used`."""
+    return [e for i, e in enumerate(expectations) if i not in used and e.in_scope(ran, runner_info)]
+
+
+def ran_variants(results: list, runner_info: dict) -> set[tuple[str, int, str, str | None]]:
+    """The op versions, input modes and optimization levels of a run's results, each as `variant_of`."""
+    return {variant_of(result, runner_info) for result in results}
 
 
 def _first_match(result, expectations: list[Expectation], runner_info: dict) -> int | None:
@@ -501,4 +510,4 @@ def _scope(modes: set, levels: set, ran_modes: set, ran_levels: set) -> dict:
     return keys
 
 
-__all__ = ["Expectation", "load", "apply", "stale_among", "judge_unmatched", "not_judged_lines", "narrowing", "write_file", "XFAIL", "XPASS", "CaseFileError"]
+__all__ = ["Expectation", "load", "apply", "unmatched_entries", "ran_variants", "stale_among", "judge_unmatched", "not_judged_lines", "narrowing", "write_file", "XFAIL", "XPASS", "CaseFileError"]

@@ -7,7 +7,8 @@ judge as `run` does: the runtime runs in a worker process (a case that crashes o
 its item as a crash or timeout, and the session goes on), an item fails where its outcome fails a
 run under the same options (with what the console report's panel shows of the case: inputs, expected and actual outputs, the diff, the replay command),
 unsupported cases skip, expected deviations xfail, and under `--conform-strict` an xpass fails its
-item and a stale expectation fails the session.
+item and a stale expectation fails the session. Under pytest-xdist (`-n N`) each worker sends what
+its items ran to the controller (a `Tally`), which judges the expectations for the whole session.
 """
 
 from __future__ import annotations
@@ -68,11 +69,40 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         group.addoption(name, **settings)
 
 
+@dataclass
+class Tally:
+    """What a session's conform items ran, as judging its expectations needs it: how many of how
+    many, the index of each entry that matched a case as it says, and the case ids and variants
+    (`ran_variants`) that ran. Plain data: an xdist worker sends its own, the controller adds them up."""
+
+    items: int
+    ran_count: int = 0
+    used: set[int] = field(default_factory=set)
+    ran: set[tuple] = field(default_factory=set)
+    ran_ids: set[str] = field(default_factory=set)
+    runner_info: dict = field(default_factory=dict)
+
+    def sent(self) -> dict:
+        """As execnet carries it between processes (lists, not sets)."""
+        return {"items": self.items, "ran_count": self.ran_count, "used": sorted(self.used),
+                "ran": [list(variant) for variant in self.ran], "ran_ids": sorted(self.ran_ids), "runner_info": self.runner_info}
+
+    def add(self, sent: dict) -> None:
+        """Count in a worker's tally (as `sent`)."""
+        self.items = max(self.items, sent["items"])
+        self.ran_count += sent["ran_count"]
+        self.used.update(sent["used"])
+        self.ran.update(tuple(variant) for variant in sent["ran"])
+        self.ran_ids.update(sent["ran_ids"])
+        self.runner_info = self.runner_info or sent["runner_info"]
+
+
 @dataclass(eq=False)
 class ConformSession:
     """What a session's conform items share: the run's options, a runner per optimization level,
     the expectations and the outcomes that fail an item; and every result so far (before the
-    expectations), from which the stale expectations are found once every item has run."""
+    expectations), from which the stale expectations are found once every item has run. On an
+    xdist controller, which runs no item, it has no runner, and `received` adds up the workers' tallies."""
 
     options: RunOptions
     runners: dict[str, Runner]  # by optimization level
@@ -81,6 +111,8 @@ class ConformSession:
     strict: bool
     items: int = 0
     results: list = field(default_factory=list)
+    received: Tally | None = None
+    _tally: Tally | None = field(default=None, init=False)
     _unmatched: tuple[list, list] | None = field(default=None, init=False)
 
     def close(self) -> None:
@@ -89,20 +121,32 @@ class ConformSession:
             if close is not None:
                 close()
 
-    def runner_info(self) -> dict:
-        return next(iter(self.runners.values())).describe()
+    def tally(self) -> Tally:
+        """What this session's items ran: its own results', or on an xdist controller the workers'."""
+        from .expectations import apply, ran_variants
+
+        if self.received is not None:
+            return self.received
+        if self._tally is None or self._tally.ran_count != len(self.results):
+            info = next(iter(self.runners.values())).describe()
+            ran = ran_variants(self.results, info)
+            unmatched = {id(entry) for entry in apply(self.results, self.expectations, info, self.options)[1]}
+            used = {i for i, entry in enumerate(self.expectations) if id(entry) not in unmatched and entry.in_scope(ran, info)}
+            self._tally = Tally(self.items, len(self.results), used, ran, {result.example.id for result in self.results}, info)
+        return self._tally
 
     def unmatched(self) -> tuple[list, list] | None:
         """The expectations no case matched, as a run judges them: stale, and not judged (the
         session's options left out cases they may match); None when not every item ran (then any
         could be stale only for want of its cases). Worked out once, when every item has run."""
-        from .expectations import apply, judge_unmatched
+        from .expectations import judge_unmatched, unmatched_entries
 
-        if not self.expectations or len(self.results) < self.items:
+        tally = self.tally()
+        if not self.expectations or tally.ran_count < tally.items:
             return None
         if self._unmatched is None:
-            unmatched = apply(self.results, self.expectations, self.runner_info(), self.options)[1]
-            self._unmatched = judge_unmatched(unmatched, self.options, self.results)
+            unmatched = unmatched_entries(self.expectations, tally.used, tally.ran, tally.runner_info)
+            self._unmatched = judge_unmatched(unmatched, self.options, tally.ran_ids)
         return self._unmatched
 
 
@@ -181,7 +225,7 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
     items.extend(added)
 
 
-def _conform_session(config: pytest.Config) -> ConformSession:
+def _conform_session(config: pytest.Config, with_runners: bool = True) -> ConformSession:
     from . import casefile, strategies
     from .dtypes import dtype
     from .execute import RunOptions, parse_choice
@@ -209,7 +253,8 @@ def _conform_session(config: pytest.Config) -> ConformSession:
     )
     levels = parse_choice(option("--conform-optimizations"), OPTIMIZATIONS, "--conform-optimizations")
     runners = {level: make_runner(option("--conform-runner"), option("--conform-provider"), option("--conform-backend"), level,
-                                  isolate=not option("--conform-no-isolation"), timeout=options.timeout) for level in levels}
+                                  isolate=not option("--conform-no-isolation"), timeout=options.timeout)
+               for level in levels if with_runners}
     expect = option("--conform-expect")
     gate = gate_record(options.strict_validation, options.fail_on_unsupported, option("--conform-strict"))
     failing, strict = recorded_gate({"options": gate})
@@ -233,8 +278,11 @@ def _items(session: pytest.Session, conform: ConformSession) -> list[ConformItem
     return items
 
 
+@pytest.hookimpl(tryfirst=True)  # on an xdist worker, before xdist sends its workeroutput
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     conform = session.config.stash.get(SESSION, None)
+    if conform is not None and conform.runners and hasattr(session.config, "workeroutput"):
+        session.config.workeroutput["conform"] = conform.tally().sent()
     unmatched = conform.unmatched() if conform is not None and conform.strict else None
     if unmatched is None or not unmatched[0]:  # no stale entry
         return
@@ -248,14 +296,31 @@ def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Co
         return
     from .expectations import not_judged_lines
 
-    unmatched = conform.unmatched()
+    unmatched, tally = conform.unmatched(), conform.tally()
     if unmatched is None:
-        terminalreporter.write_line(f"conform: stale expectations not judged: {len(conform.results)} of {conform.items} "
+        terminalreporter.write_line(f"conform: stale expectations not judged: {tally.ran_count} of {tally.items} "
                                     "conform items ran")
         return
     stale, unjudged = unmatched
     under_strict = " (fails the session under --conform-strict)" if conform.strict else ""
     for entry in stale:
         terminalreporter.write_line(f"conform: STALE {entry.stale_text()}{under_strict}")
-    for line in not_judged_lines(conform.expectations, unjudged, conform.results, conform.runner_info(), conform.options):
+    for line in not_judged_lines(conform.expectations, unjudged, tally.ran, tally.runner_info, conform.options):
         terminalreporter.write_line(f"conform: {in_plugin_terms(line)}")
+
+
+@pytest.hookimpl(optionalhook=True)  # pytest-xdist's hook, called on its controller as each worker finishes
+def pytest_testnodedown(node, error) -> None:
+    sent = getattr(node, "workeroutput", {}).get("conform")
+    if sent is None:  # no conform items, or a worker that died: its items did not all run
+        return
+    config = node.config
+    if SESSION not in config.stash:
+        from .errors import ConformError
+
+        try:
+            config.stash[SESSION] = _conform_session(config, with_runners=False)
+        except ConformError:  # each worker has said so, as a usage error
+            return
+        config.stash[SESSION].received = Tally(items=0)
+    config.stash[SESSION].received.add(sent)
