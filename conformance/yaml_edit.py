@@ -42,9 +42,9 @@ class _Cut:
 
 
 def rewritten_list(text: str, key: str, items: list[Item], new_items_note: str | None = None) -> str | None:
-    """`text` with the block list under the top-level `key` made of `items`, or None when the list
-    cannot be cut cleanly (not a block list of items, say); `new_items_note` is a comment line
-    written before the first new item."""
+    """`text` with the block list under the top-level `key` made of `items` (the original items it
+    keeps, in their order, then the new ones), or None when the list cannot be cut cleanly (not a
+    block list of items, say); `new_items_note` is a comment line written before the new items."""
     try:
         document = yaml.safe_load(text)
         cut = _cut(text, key)
@@ -52,22 +52,19 @@ def rewritten_list(text: str, key: str, items: list[Item], new_items_note: str |
         return None
     if cut is None:
         return None
-    lines = list(cut.head)
-    carried: list[str] = []  # the comments of dropped items, for what follows them
     kept = {item.index for item in items if item.index is not None}
-    noted = new_items_note is None
+    lines = list(cut.head)
     for item in items:
-        if item.index is None:
-            if not noted:
-                lines += carried + [" " * cut.indent + f"# {new_items_note}{cut.newline}"]
-                carried, noted = [], True
-            lines += _dumped(item.value, cut)
-            continue
-        carried += _dropped_comments(cut, kept, below=item.index)
-        lines += carried + cut.before[item.index]
-        carried = []
-        lines += cut.own[item.index] if item.value is None else _dumped(item.value, cut)
-    lines += carried + _dropped_comments(cut, kept, below=len(cut.own)) + cut.tail
+        if item.index is not None:
+            lines += _dropped_comments(cut, kept, below=item.index) + cut.before[item.index]
+            lines += cut.own[item.index] if item.value is None else _dumped(item.value, cut)
+    lines += _dropped_comments(cut, kept, below=len(cut.own))
+    new = [item for item in items if item.index is None]
+    if new and new_items_note is not None:
+        lines.append(" " * cut.indent + f"# {new_items_note}{cut.newline}")
+    for item in new:
+        lines += _dumped(item.value, cut)
+    lines += cut.tail
     if not items:  # a key with nothing under it would read as null, not as an empty list
         lines[len(cut.head) - 1] = _emptied(lines[len(cut.head) - 1], cut.key_end)
     written = "".join(lines)

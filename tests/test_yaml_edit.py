@@ -55,6 +55,12 @@ def test_a_file_with_windows_line_ends_keeps_them_in_the_lines_written_anew():
     assert written.count("\n") == written.count("\r\n") and "  # added\r\n  - op: Clip\r\n    reason: new\r\n" in written
 
 
+def test_the_comments_of_items_dropped_at_the_end_stay_where_they_were_before_the_new_items():
+    written = rewritten_list(WRITTEN, "expectations", [Item(0), Item(None, {"op": "Slice", "reason": "new"})], "added here")
+    assert written.index("# a group of entries") < written.index("# added here") < written.index("reason: new")
+    assert written.endswith("    reason: new\n# the end\n")
+
+
 def test_dropping_every_item_leaves_an_empty_list_and_the_comments():
     written = rewritten_list(WRITTEN, "expectations", [])
     assert yaml.safe_load(written) == {"expectations": []}
