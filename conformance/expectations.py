@@ -406,7 +406,7 @@ def write_file(results: list, expectations: list[Expectation], stale: list[Expec
         told += (f"; {still_passing} kept {plural('entry', still_passing)} still {'matches' if still_passing == 1 else 'match'} "
                  "cases that pass (xpass): narrow them by hand")
     if layout_lost:
-        told += f"; {expectations[0].file} was written afresh, without its comments and layout (a list in flow style cannot be cut)"
+        told += f"; {expectations[0].file} was written afresh, without its comments and layout: its list could not be cut into entries (one in flow style cannot be)"
     return told
 
 
