@@ -337,25 +337,33 @@ def apply(results: list, expectations: list[Expectation], runner_info: dict, opt
     used: set[int] = set()
     applied = []
     for result in results:
-        index = _first_match(result, expectations, runner_info)
-        if index is None:
-            applied.append(result)
-            continue
-        entry = expectations[index]
-        if not entry.by_cause or result.outcome in DEVIATES:
+        judged, index = judge_result(result, expectations, runner_info, failing, strict)
+        applied.append(judged)
+        if index is not None:
             used.add(index)
-        note = f"{entry.reason} ({entry.source}{', ' + entry.issue if entry.issue else ''})"
-        replay = f"{result.replay} --expect {shlex.quote(entry.file)}"
-        if result.outcome in failing:
-            verdict = Verdict(XFAIL, f"expected deviation: {note}; {result.verdict.message}", result.verdict.mismatches)
-        elif result.outcome == PASS and not entry.by_cause:
-            verdict = Verdict(XPASS, f"passes, but is listed as a known deviation: {note}")
-            replay += " --strict" if strict else ""
-        else:
-            applied.append(result)
-            continue
-        applied.append(dataclasses.replace(result, verdict=verdict, replay=replay))
     return applied, unmatched_entries(expectations, used, ran_variants(results, runner_info), runner_info)
+
+
+def judge_result(result, expectations: list[Expectation], runner_info: dict, failing: frozenset[str],
+                 strict: bool = False) -> tuple:
+    """`result` as `apply` leaves it (`failing`: the outcomes that fail the run, as `failing_outcomes`),
+    and the index of the entry it counts as a match of (None if none): the first entry that
+    matches it, unless that entry names cases by cause and the result does not deviate."""
+    index = _first_match(result, expectations, runner_info)
+    if index is None:
+        return result, None
+    entry = expectations[index]
+    used = index if not entry.by_cause or result.outcome in DEVIATES else None
+    note = f"{entry.reason} ({entry.source}{', ' + entry.issue if entry.issue else ''})"
+    replay = f"{result.replay} --expect {shlex.quote(entry.file)}"
+    if result.outcome in failing:
+        verdict = Verdict(XFAIL, f"expected deviation: {note}; {result.verdict.message}", result.verdict.mismatches)
+    elif result.outcome == PASS and not entry.by_cause:
+        verdict = Verdict(XPASS, f"passes, but is listed as a known deviation: {note}")
+        replay += " --strict" if strict else ""
+    else:
+        return result, used
+    return dataclasses.replace(result, verdict=verdict, replay=replay), used
 
 
 def unmatched_entries(expectations: list[Expectation], used: set[int], ran: set, runner_info: dict) -> list[Expectation]:
@@ -510,4 +518,4 @@ def _scope(modes: set, levels: set, ran_modes: set, ran_levels: set) -> dict:
     return keys
 
 
-__all__ = ["Expectation", "load", "apply", "unmatched_entries", "ran_variants", "stale_among", "judge_unmatched", "not_judged_lines", "narrowing", "write_file", "XFAIL", "XPASS", "CaseFileError"]
+__all__ = ["Expectation", "load", "apply", "judge_result", "unmatched_entries", "ran_variants", "stale_among", "judge_unmatched", "not_judged_lines", "narrowing", "write_file", "XFAIL", "XPASS", "CaseFileError"]

@@ -87,6 +87,16 @@ class Tally:
         return {"items": self.items, "ran_count": self.ran_count, "used": sorted(self.used),
                 "ran": [list(variant) for variant in self.ran], "ran_ids": sorted(self.ran_ids), "runner_info": self.runner_info}
 
+    def count(self, result, runner_info: dict, used: int | None) -> None:
+        """Count in an item's result and the entry it counts as a match of (`judge_result`)."""
+        from .expectations import variant_of
+
+        self.ran_count += 1
+        self.ran.add(variant_of(result, runner_info))
+        self.ran_ids.add(result.example.id)
+        if used is not None:
+            self.used.add(used)
+
     def add(self, sent: dict) -> None:
         """Count in a worker's tally (as `sent`)."""
         self.items = max(self.items, sent["items"])
@@ -100,19 +110,16 @@ class Tally:
 @dataclass(eq=False)
 class ConformSession:
     """What a session's conform items share: the run's options, a runner per optimization level,
-    the expectations and the outcomes that fail an item; and every result so far (before the
-    expectations), from which the stale expectations are found once every item has run. On an
-    xdist controller, which runs no item, it has no runner, and `received` adds up the workers' tallies."""
+    the expectations and the outcomes that fail an item; and the tally of what its items ran, from
+    which the stale expectations are found once every item has run. On an xdist controller, which
+    runs no item, it has no runner, and its tally adds up the workers'."""
 
     options: RunOptions
     runners: dict[str, Runner]  # by optimization level
     expectations: list
     failing: frozenset[str]
     strict: bool
-    items: int = 0
-    results: list = field(default_factory=list)
-    received: Tally | None = None
-    _tally: Tally | None = field(default=None, init=False)
+    tally: Tally
     _unmatched: tuple[list, list] | None = field(default=None, init=False)
 
     def close(self) -> None:
@@ -121,27 +128,13 @@ class ConformSession:
             if close is not None:
                 close()
 
-    def tally(self) -> Tally:
-        """What this session's items ran: its own results', or on an xdist controller the workers'."""
-        from .expectations import apply, ran_variants
-
-        if self.received is not None:
-            return self.received
-        if self._tally is None or self._tally.ran_count != len(self.results):
-            info = next(iter(self.runners.values())).describe()
-            ran = ran_variants(self.results, info)
-            unmatched = {id(entry) for entry in apply(self.results, self.expectations, info, self.options)[1]}
-            used = {i for i, entry in enumerate(self.expectations) if id(entry) not in unmatched and entry.in_scope(ran, info)}
-            self._tally = Tally(self.items, len(self.results), used, ran, {result.example.id for result in self.results}, info)
-        return self._tally
-
     def unmatched(self) -> tuple[list, list] | None:
         """The expectations no case matched, as a run judges them: stale, and not judged (the
         session's options left out cases they may match); None when not every item ran (then any
         could be stale only for want of its cases). Worked out once, when every item has run."""
         from .expectations import judge_unmatched, unmatched_entries
 
-        tally = self.tally()
+        tally = self.tally
         if not self.expectations or tally.ran_count < tally.items:
             return None
         if self._unmatched is None:
@@ -163,7 +156,7 @@ class ConformItem(pytest.Item):
     def runtest(self) -> None:
         from .errors import ConformError
         from .execute import at_level, run_one
-        from .expectations import apply
+        from .expectations import judge_result
 
         conform = self.conform
         runner = conform.runners[self.level]
@@ -171,8 +164,9 @@ class ConformItem(pytest.Item):
             result = at_level(run_one(self.example, runner, conform.options, self.mode), self.level, len(conform.runners))
         except ConformError as error:  # the runtime cannot be loaded at all: no case can run
             pytest.exit(f"conform: {in_plugin_terms(error.message)}", returncode=pytest.ExitCode.USAGE_ERROR)
-        conform.results.append(result)
-        [result], _ = apply([result], conform.expectations, runner.describe(), conform.options, conform.strict)
+        info = runner.describe()
+        result, used = judge_result(result, conform.expectations, info, conform.failing, conform.strict)
+        conform.tally.count(result, info, used)
         self.user_properties.append(("outcome", result.outcome))
         if result.outcome in conform.failing:
             raise ConformFailure(result)
@@ -221,7 +215,7 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
         # would be an INTERNALERROR traceback.
         raise pytest.UsageError(f"conform: {in_plugin_terms(error.message)}") from None
     config.stash[SESSION] = conform
-    conform.items = len(added)
+    conform.tally.items = len(added)
     items.extend(added)
 
 
@@ -258,7 +252,8 @@ def _conform_session(config: pytest.Config, with_runners: bool = True) -> Confor
     expect = option("--conform-expect")
     gate = gate_record(options.strict_validation, options.fail_on_unsupported, option("--conform-strict"))
     failing, strict = recorded_gate({"options": gate})
-    return ConformSession(options, runners, load(Path(expect)) if expect else [], failing, strict)
+    runner_info = next(iter(runners.values())).describe() if runners else {}  # on an xdist controller, the workers'
+    return ConformSession(options, runners, load(Path(expect)) if expect else [], failing, strict, Tally(0, runner_info=runner_info))
 
 
 def _items(session: pytest.Session, conform: ConformSession) -> list[ConformItem]:
@@ -281,8 +276,8 @@ def _items(session: pytest.Session, conform: ConformSession) -> list[ConformItem
 @pytest.hookimpl(tryfirst=True)  # on an xdist worker, before xdist sends its workeroutput
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     conform = session.config.stash.get(SESSION, None)
-    if conform is not None and conform.runners and hasattr(session.config, "workeroutput"):
-        session.config.workeroutput["conform"] = conform.tally().sent()
+    if conform is not None and hasattr(session.config, "workeroutput"):
+        session.config.workeroutput["conform"] = conform.tally.sent()
     unmatched = conform.unmatched() if conform is not None and conform.strict else None
     if unmatched is None or not unmatched[0]:  # no stale entry
         return
@@ -296,7 +291,7 @@ def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Co
         return
     from .expectations import not_judged_lines
 
-    unmatched, tally = conform.unmatched(), conform.tally()
+    unmatched, tally = conform.unmatched(), conform.tally
     if unmatched is None:
         terminalreporter.write_line(f"conform: stale expectations not judged: {tally.ran_count} of {tally.items} "
                                     "conform items ran")
@@ -322,5 +317,4 @@ def pytest_testnodedown(node, error) -> None:
             config.stash[SESSION] = _conform_session(config, with_runners=False)
         except ConformError:  # each worker has said so, as a usage error
             return
-        config.stash[SESSION].received = Tally(items=0)
-    config.stash[SESSION].received.add(sent)
+    config.stash[SESSION].tally.add(sent)
