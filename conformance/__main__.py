@@ -6,7 +6,9 @@ the command line's typer, rich and every report format (a runtime worker starts 
 time).
 
 The commands that may start workers (`run`, `diff`, `verify`, `generate`) start the fork server their workers
-come from first thing, so that its imports run beside this process's own (see `lifetime`).
+come from first thing, so that its imports run beside this process's own (see `lifetime`), and
+have hypothesis store what it stores in the command's scratch folder, not the working folder (see
+`scratch.hold_hypothesis_storage`).
 
 Once the command has finished (its reports written and closed, its workers stopped), the process
 ends without the interpreter's tear-down: freeing a run's results and every module object by
@@ -23,9 +25,11 @@ WORKER_COMMANDS = ("run", "diff", "verify", "generate")
 
 def main() -> None:
     if sys.argv[1:2] and sys.argv[1] in WORKER_COMMANDS:
+        from . import scratch
         from .lifetime import start_server
 
         start_server()
+        scratch.hold_hypothesis_storage()
     from .cli import main as run_command_line
 
     try:

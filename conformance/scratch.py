@@ -1,8 +1,9 @@
 """This command's scratch folder: the files its processes write for each other or a runtime writes
 for conform to read back, none of them a result.
 
-It holds one subfolder per kind: `stderr` (what each worker process writes, see runtime_log) and
-`profiles` (onnxruntime's profiles, read to tell which provider ran a node, see runners.fallback).
+It holds one subfolder per kind: `stderr` (what each worker process writes, see runtime_log),
+`profiles` (onnxruntime's profiles, read to tell which provider ran a node, see runners.fallback)
+and `hypothesis` (hypothesis's storage, see `hold_hypothesis_storage`).
 One folder per command, made on first use and named in the environment, so that every worker
 process (and each of theirs) writes into the same one; the main process removes it on every way
 out (`discard`, from __main__.leave), so a worker killed mid-case (a crash, a timeout) leaves
@@ -18,6 +19,7 @@ import shutil
 import tempfile
 
 FOLDER_VARIABLE = "CONFORM_SCRATCH"
+HYPOTHESIS_VARIABLE = "HYPOTHESIS_STORAGE_DIRECTORY"  # hypothesis reads it once, when it first stores something
 
 
 def folder(kind: str) -> str:
@@ -36,6 +38,20 @@ def existing(kind: str) -> str | None:
     root = os.environ.get(FOLDER_VARIABLE)
     path = os.path.join(root, kind) if root else None
     return path if path and os.path.isdir(path) else None
+
+
+def hold_hypothesis_storage() -> None:
+    """Have hypothesis store what it stores in this command's scratch folder, in this process and
+    in the workers it starts (they take its environment). Hypothesis keeps a cache of the constants
+    it reads in local source files (the command's own script, a --backend module) under
+    `.hypothesis/` in the working folder, which a command told where to write must leave alone;
+    conform's cases do not depend on it. A storage the user named is kept."""
+    if HYPOTHESIS_VARIABLE in os.environ:
+        return
+    try:
+        os.environ[HYPOTHESIS_VARIABLE] = folder("hypothesis")
+    except OSError:
+        pass  # no temporary folder to be had: hypothesis stores where it would have
 
 
 def discard() -> None:

@@ -273,6 +273,26 @@ def test_case_names_never_become_paths_outside_out(conform, tmp_path):
     assert not (tmp_path / "escaped").exists()
 
 
+@pytest.mark.parametrize("command, told", [
+    (("run", "--op", "Clip", "--opset", "13", "--jobs", "1", "--report-json", "out.json"), ["out.json"]),
+    (("run", "--op", "Clip", "--opset", "13", "--jobs", "2", "--report-json", "out.json"), ["out.json"]),
+    (("generate", "--op", "Clip", "--opset", "13", "--out", "golden"), ["golden"]),
+])
+def test_a_command_writes_in_the_working_folder_only_what_it_was_told_and_leaves_no_scratch(tmp_path, command, told):
+    # Hypothesis, drawing the cases, kept a cache of the constants of conform's source files (and
+    # of any other local module) under .hypothesis/ in the working folder.
+    work, temporary = tmp_path / "work", tmp_path / "tmp"
+    work.mkdir()
+    temporary.mkdir()
+    environment = {key: value for key, value in with_test_backends().items() if key != "HYPOTHESIS_STORAGE_DIRECTORY"}
+    done = subprocess.run([sys.executable, "-m", "conformance", *command, "--examples", "5"], cwd=work,
+                          env={**environment, "TMPDIR": str(temporary)}, capture_output=True, text=True, timeout=600)
+    assert done.returncode in (0, 1) and "Traceback" not in done.stderr, done.stderr
+    assert sorted(p.name for p in work.iterdir()) == told
+    # onnxruntime leaves a file of its own there (.ses); none of conform's folders stays.
+    assert [p.name for p in temporary.iterdir() if p.name.startswith(("conform-", "pymp-"))] == []
+
+
 def interrupted_when_busy(process: subprocess.Popen, folder: Path, stop: int) -> str:
     """Send `stop` once the slow backend says the run is under way; its stderr, after exit 130."""
     busy = folder / "slow-backend-busy"
