@@ -36,6 +36,7 @@ from multiprocessing.connection import Connection, wait
 from multiprocessing.process import BaseProcess
 from typing import Any, Callable, NamedTuple
 
+from . import scratch
 from .errors import UnavailableError
 from .runtime_log import new_file, redirect_output
 
@@ -75,9 +76,11 @@ def start_server() -> None:
         # No socket where the temporary folder is (a path too long for one, a read-only folder):
         # spawned workers are slower to start, not worse.
         _Server.failed = True
-    if multiprocessing.parent_process() is None:
+    if multiprocessing.parent_process() is None and _Server.folder is None:
         # Made by this process (a worker's server puts its socket in its main process's folder).
         _Server.folder = _server_folder()
+        if _Server.folder is not None:
+            scratch.remove_with_it(_Server.folder)  # should this command be killed before it removes it
 
 
 def _server_folder() -> str | None:

@@ -324,6 +324,29 @@ def test_a_signal_mid_run_leaves_a_valid_incomplete_report(tmp_path, stop, comma
     assert "Traceback" not in stderr and f"the report holds the {len(doc['results'])} cases finished so far" in stderr
 
 
+def test_a_run_killed_outright_leaves_its_temporary_folders_to_the_next_command(tmp_path):
+    # SIGKILL (the out-of-memory killer, a CI job's hard timeout) lets nothing run: the scratch
+    # folder (workers' stderr, profiles) and the fork server's socket folder stayed in /tmp for good.
+    temporary = tmp_path / "tmp"
+    temporary.mkdir()
+    environment = {**with_test_backends(), "TMPDIR": str(temporary)}
+    process = subprocess.Popen([sys.executable, "-m", "conformance", "run", "--op", "Slice", "--no-hypothesis", "--backend", "slow",
+                                "--report-json", "killed.json"], cwd=tmp_path, env=environment,
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    for _ in range(600):
+        if (tmp_path / "slow-backend-busy").exists():
+            break
+        time.sleep(0.1)
+    process.kill()
+    process.wait(timeout=60)
+    left = sorted(p.name.split("-")[0] for p in temporary.iterdir() if p.name.startswith(("conform-", "pymp-")))
+    assert left == ["conform", "pymp"]
+    after = subprocess.run([sys.executable, "-m", "conformance", "run", "--op", "Clip", "--opset", "13", "--no-hypothesis",
+                            "--dtype", "float", "--report-json", "after.json"], cwd=tmp_path, env=environment, capture_output=True, text=True)
+    assert after.returncode == 0, after.stderr
+    assert [p.name for p in temporary.iterdir() if p.name.startswith(("conform-", "pymp-"))] == []
+
+
 def test_an_interrupted_golden_run_lists_the_tests_it_skipped_with_what_it_ran(conform, tmp_path):
     # The skipped tests are known once read, and read by units: those of every unit handed out
     # before the interruption are in the report.
