@@ -293,14 +293,19 @@ def test_a_command_writes_in_the_working_folder_only_what_it_was_told_and_leaves
     assert [p.name for p in temporary.iterdir() if p.name.startswith(("conform-", "pymp-"))] == []
 
 
-def interrupted_when_busy(process: subprocess.Popen, folder: Path, stop: int) -> str:
-    """Send `stop` once the slow backend says the run is under way; its stderr, after exit 130."""
+def wait_until_busy(process: subprocess.Popen, folder: Path) -> None:
+    """Return once the slow backend, run from `folder`, says the run is under way."""
     busy = folder / "slow-backend-busy"
     for _ in range(600):
         if busy.exists() or process.poll() is not None:
             break
         time.sleep(0.1)
     assert busy.exists() and process.poll() is None, "the run ended before it could be interrupted"
+
+
+def interrupted_when_busy(process: subprocess.Popen, folder: Path, stop: int) -> str:
+    """Send `stop` once the slow backend says the run is under way; its stderr, after exit 130."""
+    wait_until_busy(process, folder)
     process.send_signal(stop)
     stdout, stderr = process.communicate(timeout=120)
     assert process.returncode == 130, stderr
@@ -333,10 +338,7 @@ def test_a_run_killed_outright_leaves_its_temporary_folders_to_the_next_command(
     process = subprocess.Popen([sys.executable, "-m", "conformance", "run", "--op", "Slice", "--no-hypothesis", "--backend", "slow",
                                 "--report-json", "killed.json"], cwd=tmp_path, env=environment,
                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    for _ in range(600):
-        if (tmp_path / "slow-backend-busy").exists():
-            break
-        time.sleep(0.1)
+    wait_until_busy(process, tmp_path)
     process.kill()
     process.wait(timeout=60)
     left = sorted(p.name.split("-")[0] for p in temporary.iterdir() if p.name.startswith(("conform-", "pymp-")))
