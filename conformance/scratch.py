@@ -24,6 +24,7 @@ import atexit
 import glob
 import os
 import shutil
+import stat
 import tempfile
 
 try:
@@ -86,9 +87,9 @@ def remove_abandoned() -> None:
 def _abandoned(root: str) -> list[str] | None:
     """What a scratch folder's owner file lists, when the folder is this user's and its owner is
     gone; else None (its command lives, or the folder is not one of ours to judge)."""
+    if not _own_folder(root):
+        return None
     try:
-        if os.lstat(root).st_uid != os.getuid():
-            return None
         with open(os.path.join(root, OWNER), encoding="utf-8") as stream:
             fcntl.flock(stream, fcntl.LOCK_EX | fcntl.LOCK_NB)  # BlockingIOError while the owner lives
             return stream.read().splitlines()
@@ -99,11 +100,16 @@ def _abandoned(root: str) -> list[str] | None:
 def _in_temporary_folder(path: str) -> bool:
     """Whether a path an owner file lists is a folder of this user's directly in the temporary
     folder, as the fork server's socket folder is: nothing else is removed for it."""
+    return os.path.dirname(path) == tempfile.gettempdir() and _own_folder(path)
+
+
+def _own_folder(path: str) -> bool:
+    """Whether `path` is a folder (not a link to one) of this user's."""
     try:
-        return (os.path.dirname(path) == tempfile.gettempdir() and os.path.isdir(path) and not os.path.islink(path)
-                and os.lstat(path).st_uid == os.getuid())
+        found = os.lstat(path)
     except OSError:
         return False
+    return stat.S_ISDIR(found.st_mode) and found.st_uid == os.getuid()
 
 
 def existing(kind: str) -> str | None:

@@ -273,6 +273,12 @@ def test_case_names_never_become_paths_outside_out(conform, tmp_path):
     assert not (tmp_path / "escaped").exists()
 
 
+def conform_folders(temporary: Path) -> list[str]:
+    """What a command leaves in the temporary folder of its own: the scratch folder (conform-*) and
+    the fork server's socket folder (pymp-*), by kind, sorted."""
+    return sorted(p.name.split("-")[0] for p in temporary.iterdir() if p.name.startswith(("conform-", "pymp-")))
+
+
 @pytest.mark.parametrize("command, told", [
     (("run", "--op", "Clip", "--opset", "13", "--jobs", "1", "--report-json", "out.json"), ["out.json"]),
     (("run", "--op", "Clip", "--opset", "13", "--jobs", "2", "--report-json", "out.json"), ["out.json"]),
@@ -290,7 +296,7 @@ def test_a_command_writes_in_the_working_folder_only_what_it_was_told_and_leaves
     assert done.returncode in (0, 1) and "Traceback" not in done.stderr, done.stderr
     assert sorted(p.name for p in work.iterdir()) == told
     # onnxruntime leaves a file of its own there (.ses); none of conform's folders stays.
-    assert [p.name for p in temporary.iterdir() if p.name.startswith(("conform-", "pymp-"))] == []
+    assert conform_folders(temporary) == []
 
 
 def wait_until_busy(process: subprocess.Popen, folder: Path) -> None:
@@ -341,12 +347,11 @@ def test_a_run_killed_outright_leaves_its_temporary_folders_to_the_next_command(
     wait_until_busy(process, tmp_path)
     process.kill()
     process.wait(timeout=60)
-    left = sorted(p.name.split("-")[0] for p in temporary.iterdir() if p.name.startswith(("conform-", "pymp-")))
-    assert left == ["conform", "pymp"]
+    assert conform_folders(temporary) == ["conform", "pymp"]
     after = subprocess.run([sys.executable, "-m", "conformance", "run", "--op", "Clip", "--opset", "13", "--no-hypothesis",
                             "--dtype", "float", "--report-json", "after.json"], cwd=tmp_path, env=environment, capture_output=True, text=True)
     assert after.returncode == 0, after.stderr
-    assert [p.name for p in temporary.iterdir() if p.name.startswith(("conform-", "pymp-"))] == []
+    assert conform_folders(temporary) == []
 
 
 def test_an_interrupted_golden_run_lists_the_tests_it_skipped_with_what_it_ran(conform, tmp_path):
