@@ -200,9 +200,7 @@ def check_keys(mapping: LineDict, allowed: tuple[str, ...], path: str, problems:
     ok = True
     for key in mapping:
         if key not in allowed:
-            close = difflib.get_close_matches(str(key), allowed, n=1)
-            hint = f" (did you mean '{close[0]}'?)" if close else f" (allowed: {', '.join(allowed)})"
-            problems.add(path, mapping.key_lines.get(key, mapping.line), f"unknown key '{key}'{hint}")
+            problems.add(path, mapping.key_lines.get(key, mapping.line), f"unknown key '{key}'{_did_you_mean(key, allowed)}")
             ok = False
     return ok
 
@@ -229,7 +227,7 @@ def _case(entry: Any, defaults: LineDict, reference: OpReference, path: str, pro
             types=tuple((p, dtype_list(v)) for p, v in _mapping(merged, "types", "type parameters to dtypes")),
             inputs=_mapping(merged, "inputs", "input names to values"),
             attributes=_mapping(merged, "attributes", "attribute names to values"),
-            expect=_expectation(merged.get("expect"), path, problems),
+            expect=_expectation(merged.get("expect"), reference, path, problems),
             spec=str(merged.get("spec") or ""),
             line=entry.line,
         )
@@ -268,13 +266,24 @@ def dtype_list(value: Any) -> tuple[str, ...] | None:
     return tuple(dtype(str(v)).name for v in values)
 
 
-def _expectation(value: Any, path: str, problems: Problems) -> Expectation | None:
+def _expectation(value: Any, reference: OpReference, path: str, problems: Problems) -> Expectation | None:
     if value is None:
         return None
     if not isinstance(value, LineDict) or len(value) != 1:
         raise ValueProblem("'expect' takes exactly one of {output: ...} or {error: RULE}")
     check_keys(value, EXPECT_KEYS, path, problems)
-    return Expectation(output=value.get("output"), error=value.get("error"))
+    error = value.get("error")
+    if "error" in value and error not in reference.all_rules:
+        # An unknown rule would be taken as the case's verdict whenever the reference finds the
+        # case valid, and ignored whenever it finds it invalid: a typo must not decide either.
+        problems.add(path, value.key_lines.get("error", value.line),
+                     f"'error: {error}' names no rule of {reference.op}'s reference{_did_you_mean(error, reference.all_rules)}")
+    return Expectation(output=value.get("output"), error=error)
+
+
+def _did_you_mean(value: Any, allowed: tuple[str, ...]) -> str:
+    close = difflib.get_close_matches(str(value), allowed, n=1)
+    return f" (did you mean '{close[0]}'?)" if close else f" (allowed: {', '.join(allowed)})"
 
 
 def _validate_by_expanding(case: Case, path: str, problems: Problems, expanded: Callable[[OpVersion], bool]) -> list[Example]:

@@ -49,6 +49,22 @@ def test_unknown_key_suggests_the_right_one(tmp_path):
     assert line == 5 and "unknown key 'dtype'" in message and "did you mean 'dtypes'" in message
 
 
+@pytest.mark.parametrize("written, hint", [("step-zero", "did you mean 'steps-zero'"), ("nonsense", "allowed: dtype-not-allowed, ")])
+def test_an_expected_error_naming_no_rule_of_the_reference_is_refused_at_its_line(tmp_path, written, hint):
+    # A rule the reference does not have was taken as the verdict of every binding the reference
+    # finds valid, and silently replaced by the reference's own rule for the rest.
+    text = GOOD_CASE + f"    expect: {{error: {written}}}\n"
+    [(where, line, message)] = problems(write(tmp_path, "rule.yaml", text))
+    assert where.endswith("rule.yaml") and line == 7 and f"'error: {written}' names no rule of Slice's reference" in message
+    assert hint in message
+
+
+def test_an_expected_error_naming_a_rule_of_the_reference_loads(tmp_path):
+    text = GOOD_CASE.replace("starts: [0], ends: [1]", "starts: [0], ends: [1], steps: [0]") + "    expect: {error: steps-zero}\n"
+    [loaded] = casefile.load_files([write(tmp_path, "rule.yaml", text)])
+    assert {e.expect_error for e in loaded.examples["ok"]} == {"steps-zero"}
+
+
 @pytest.mark.parametrize("defaults", ["1", "[float]", "''"])
 def test_defaults_that_are_not_a_mapping_are_named_with_their_line(tmp_path, defaults):
     # Found by the mutation fuzz test: `defaults: 1` ended in a TypeError traceback.
