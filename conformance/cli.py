@@ -479,7 +479,7 @@ def _pool_running_no_runtime(units: list, workers: int, options: RunOptions) -> 
     return WorkerPool.for_units(units, workers, options, RunnerSpec(), False, _note)
 
 
-@app.command("verify", epilog=_exit_codes("every stored output is one the spec allows", "at least one is not",
+@app.command("verify", epilog=_exit_codes("every stored output is one the spec allows", "at least one is not, or a stored test cannot be read",
                                             unavailable=NO_WORKER))
 def verify_command(
     paths: List[Path] = typer.Argument(..., metavar="PATH...", help="Test directories, or folders of them."),
@@ -489,7 +489,7 @@ def verify_command(
     jobs: Optional[int] = typer.Option(None, "--jobs", min=1, help="Worker processes (default, for folders big enough: one per core; 1: none)."),
 ) -> None:
     """Check stored golden outputs against conform's reference."""
-    from .golden import GoldenUnit, agreeing, golden_units, verify_unit
+    from .golden import GoldenUnit, Unreadable, agreeing, golden_units, verify_unit
 
     path = report_json or DEFAULT_REPORT_DIR / "verify.json"
     _check_writable((path, "the JSON report"))
@@ -507,20 +507,31 @@ def verify_command(
             with _pool_running_no_runtime(units, workers, options) as pool:
                 _with_progress(f"verify ({workers} jobs)", total, results.append,
                                lambda advance, skip: pool.run_golden(units, advance, skip), skipped.extend)
-    if not results and not interrupted:
+    unreadable = [s for s in skipped if isinstance(s, Unreadable)]
+    skipped = [s for s in skipped if not isinstance(s, Unreadable)]
+    if not results and not unreadable and not interrupted:
         first, why = skipped[0]
         raise UsageError(f"nothing to verify under {', '.join(map(str, paths))}: all {len(skipped)} tests found were "
                          f"skipped (the first, {first}: {why})")
     doc = json_report.document(results, {"name": "golden data"}, None, {"paths": [str(p) for p in paths]})
     doc["skipped"] = _skipped_records(skipped)
+    doc["unreadable"] = [{"path": str(p), "reason": why} for p, why in unreadable]
     doc["complete"] = not interrupted
     json_report.write(path, doc)
     console_report.render(results, out, _shown(path), show=("fail", "error", "lenient"))
     _print_skipped(skipped)
+    _print_unreadable(unreadable)
     _keep_worker_stderr(_report_home(path, "verify.json"))
     if interrupted:
         _stop_interrupted(len(results), "data sets")
-    raise typer.Exit(0 if all(agreeing(r) for r in results) else 1)
+    raise typer.Exit(0 if all(agreeing(r) for r in results) and not unreadable else 1)
+
+
+def _print_unreadable(unreadable: list) -> None:
+    for _, why in unreadable:
+        out.print(f"unreadable: {why}", style="bold red", highlight=False)
+    if unreadable:
+        out.print(f"{len(unreadable)} stored {plural('test', len(unreadable))} could not be read or checked", highlight=False)
 
 
 @app.command("diff", short_help="Run cases on two runners and show where they disagree.",

@@ -25,7 +25,7 @@ import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterable
+from typing import Callable, Iterable, NamedTuple
 
 import numpy as np
 import onnx
@@ -55,7 +55,18 @@ SKIPPED = "skipped"
 
 
 class GoldenError(ConformError):
-    """Unreadable golden data: a missing or corrupt model or .pb, with the path named (exit 2)."""
+    """Unreadable golden data: a missing or corrupt model or .pb, with the path named (exit 2 from
+    `run --from`; `verify` lists the test as Unreadable and goes on)."""
+
+
+class Unreadable(NamedTuple):
+    """A test directory `verify` cannot read or check, and why (the message names the file). It is
+    heard with the skipped tests, as they are, but is a finding of its own: stored data that
+    cannot be read is not data the spec allows, so it fails the verify, and the rest is still
+    checked."""
+
+    path: Path
+    why: str
 
 
 def test_name(example: Example) -> str:
@@ -592,11 +603,14 @@ def verify_dir(path: Path, options: RunOptions = RunOptions(op="")) -> list[Resu
 def verify_unit(unit: GoldenUnit, options: RunOptions, on_result: Callable[[Result], None] = lambda r: None,
                 on_skipped: Callable[[list[tuple[Path, str]]], None] = lambda skipped: None) -> GoldenRun:
     """`conform verify` of the unit's test directories, under the options' `strict_zero` and
-    `max_elements`: a verdict for each stored data set, and the tests skipped, with why. Each
-    verdict and each skipped test is heard as it comes."""
+    `max_elements`: a verdict for each stored data set, and the tests skipped or Unreadable, with
+    why. Each verdict and each skipped test is heard as it comes."""
     results, skipped = [], []
     for path in unit.paths:
-        found = verify_dir(path, options)
+        try:
+            found = verify_dir(path, options)
+        except GoldenError as error:
+            found = Unreadable(path, error.message)
         if isinstance(found, tuple):
             skipped.append(found)
             on_skipped([found])

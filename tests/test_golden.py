@@ -204,16 +204,28 @@ def test_every_dtype_is_stored_as_numpy_helper_stores_it(conform, tmp_path, op, 
         assert numpy_helper.from_array(array, tensor.name).SerializeToString(deterministic=True) == path.read_bytes()
 
 
-def test_unreadable_golden_data_is_exit_2_naming_the_path(conform, tmp_path):
+def test_verify_names_each_unreadable_test_fails_for_it_and_checks_the_rest(conform, tmp_path):
+    # A corrupt file stopped verify at the first such test with exit 2: the rest went unchecked,
+    # and a second corrupt test was found only after the first was mended.
     out = tmp_path / "golden"
     conform("generate", "--op", "Slice", "--opset", "13", "--dtype", "float", "--no-hypothesis", "--out", str(out))
-    victim = out / "test_slice_13_negative_start_float_int64" / "test_data_set_0" / "input_0.pb"
-    victim.write_bytes(b"\xff\xff\xff garbage")
-    result = conform("verify", str(out))
-    assert result.code == 2 and "input_0.pb" in result.stderr and "Traceback" not in result.stderr
-    (out / "test_slice_13_negative_start_float_int64" / "model.onnx").write_bytes(b"\x00junk")
-    result = conform("verify", str(out / "test_slice_13_negative_start_float_int64"))
-    assert result.code == 2 and "model.onnx" in result.stderr
+    whole = conform("verify", str(out), "--report-json", str(tmp_path / "whole.json"))
+    every = {r["case"] for r in json.loads((tmp_path / "whole.json").read_text())["results"]}
+    corrupt_input = out / "test_slice_13_negative_start_float_int64" / "test_data_set_0" / "input_0.pb"
+    corrupt_input.write_bytes(b"\xff\xff\xff garbage")
+    corrupt_model = out / "test_slice_13_backward_with_stride_float_int32" / "model.onnx"
+    corrupt_model.write_bytes(b"\x00junk")
+    result = conform("verify", str(out), "--report-json", str(tmp_path / "v.json"))
+    report = json.loads((tmp_path / "v.json").read_text())
+    assert whole.code == 0 and result.code == 1 and "Traceback" not in result.stderr + result.stdout
+    assert f"unreadable: {corrupt_input}: not a readable TensorProto" in result.stdout
+    assert f"unreadable: {corrupt_model}: not a readable model" in result.stdout
+    assert [(u["path"], u["reason"].split(":")[0]) for u in report["unreadable"]] == [  # in the order of the paths
+        (str(corrupt_model.parent), str(corrupt_model)), (str(corrupt_input.parents[1]), str(corrupt_input))]
+    assert {r["case"] for r in report["results"]} == every - {"test_slice_13_negative_start_float_int64",
+                                                             "test_slice_13_backward_with_stride_float_int32"}
+    alone = conform("verify", str(corrupt_model.parent))
+    assert alone.code == 1 and "unreadable:" in alone.stdout and "nothing to verify" not in alone.stderr
     assert conform("verify", str(tmp_path / "nowhere")).code == 2
 
 
@@ -406,13 +418,14 @@ def test_verify_with_jobs_checks_in_workers_and_writes_the_serial_report(conform
     report = json.loads((tmp_path / "two.json").read_text())
     assert [r["case"] for r in report["results"] if r["outcome"] == "fail"] == ["test_slice_13_negative_start_float_int64"]
     assert report["skipped"] and len(report["results"]) > golden.GOLDEN_CHUNK
-    # Unreadable data found by a worker is the one clear message a serial verify gives.
+    # Unreadable data found by a worker is reported as a serial verify reports it.
     corrupt = sorted(out.iterdir())[-1] / "test_data_set_0" / "output_0.pb"
     corrupt.write_bytes(b"\xff junk")
     for jobs in ("1", "2"):
-        refused = conform("verify", str(out), "--jobs", jobs, "--report-json", str(tmp_path / "v.json"))
-        assert refused.code == 2 and f"{corrupt}: not a readable TensorProto" in refused.stderr, jobs
-        assert "Traceback" not in refused.stderr
+        found = conform("verify", str(out), str(node), "--jobs", jobs, "--report-json", str(tmp_path / f"v{jobs}.json"))
+        assert found.code == 1 and f"unreadable: {corrupt}: not a readable TensorProto" in found.stdout, jobs
+        assert "Traceback" not in found.stderr
+    assert (tmp_path / "v1.json").read_bytes() == (tmp_path / "v2.json").read_bytes()
 
 
 def test_a_verify_pool_checks_the_units_in_its_workers(tmp_path, monkeypatch):
@@ -504,11 +517,12 @@ def test_a_stored_input_of_another_type_than_its_model_declares_is_refused(confo
     test = out / "test_slice_13_negative_start_float_int64"
     data = test / "test_data_set_0" / "input_0.pb"
     data.write_bytes(numpy_helper.from_array(numpy_helper.to_array(onnx.load_tensor(str(data))).astype(np.float64)).SerializeToString())
-    for command in (("run", "--from"), ("verify",)):
-        refused = conform(*command, str(test))
-        assert refused.code == 2 and "Traceback" not in refused.stderr, refused.stderr
-        [said] = refused.stderr.splitlines()  # one line, however long its paths
-        assert f"{data}: holds double, but the model declares its input 'data' as float" in said
+    said = f"{data}: holds double, but the model declares its input 'data' as float"
+    refused = conform("run", "--from", str(test))
+    assert refused.code == 2 and "Traceback" not in refused.stderr, refused.stderr
+    assert refused.stderr.splitlines() == [f"error: {said}"]  # one line, however long its paths
+    found = conform("verify", str(test))
+    assert found.code == 1 and f"unreadable: {said}\n" in found.stdout and "Traceback" not in found.stderr
 
 
 def test_what_a_stored_model_declares_is_what_its_test_reads_as(conform, tmp_path):
