@@ -29,6 +29,7 @@ from .reference.base import Expected, single
 from .registry import OpVersion, version_in_force, versions
 from .runners import DEFAULT_TIMEOUT
 from .runners.base import Runner, RunOutput
+from .values import describe
 
 
 DEFAULT_MAX_ELEMENTS = 10**8
@@ -293,21 +294,38 @@ def parse_choice(value: str, allowed: tuple[str, ...], option: str) -> tuple[str
 
 
 def expected_for(example: Example) -> Expected:
-    """The reference's answer, overridden by what the case file states when it states something."""
+    """The reference's answer, overridden by what the case file (or golden test) states when it
+    states something, and then saying what the reference would have answered, when that differs."""
     reference = for_op(example.op)
     computed = reference.expected(example)
     if example.expect_error is not None:
         from .reference.base import Invalid
 
-        return computed if not computed.is_valid else Expected(invalid=Invalid(example.expect_error, "stated by the case file"))
+        return computed if not computed.is_valid else Expected(invalid=Invalid(
+            example.expect_error, f"{_stated_by(example)}; conform's reference finds the input valid, giving {_first_reading(computed)}"))
     if example.expect_output is not None:
-        stated = single(example.expect_output, "stated by the case file")
-        if computed.is_valid and len(computed.readings) > 1 and any(
-            compare.arrays_identical(r.outputs[0], example.expect_output) for r in computed.readings
-        ):
+        agrees = computed.is_valid and any(compare.arrays_identical(r.outputs[0], example.expect_output) for r in computed.readings)
+        if agrees and len(computed.readings) > 1:
             return computed
+        stated = single(example.expect_output, _stated_by(example) + ("" if agrees else f"; {_reference_said(computed)}"))
         return Expected(readings=stated.readings, may_reject=computed.may_reject if computed.is_valid else None)
     return computed
+
+
+def _stated_by(example: Example) -> str:
+    return "stored in the golden test" if example.source.startswith("golden:") else "stated by the case file"
+
+
+def _reference_said(computed: Expected) -> str:
+    """What the reference answered where a case file or golden test states another output: a fail
+    judged by the stated output may be the file's mistake, not the runtime's."""
+    if not computed.is_valid:
+        return f"conform's reference rejects the input ({computed.invalid.rule})"
+    return f"conform's reference gives {_first_reading(computed)}"
+
+
+def _first_reading(computed: Expected) -> str:
+    return describe(computed.readings[0].outputs[0])
 
 
 def too_large(example: Example, limit: int) -> str | None:

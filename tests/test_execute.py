@@ -171,3 +171,31 @@ def test_a_known_hang_is_the_case_of_that_runtime_call_and_is_judged_a_timeout_w
         assert [r.outcome for key, r in found.items() if key != first.calls[call - 1]] == \
             [r.outcome for r in results if (r.example.id, r.extra["mode"]) != first.calls[call - 1]]
     assert with_known_hang(unit, options, first) is options
+
+
+def _stated(tmp_path, expect):
+    from conformance import casefile
+
+    path = tmp_path / "stated.yaml"
+    path.write_text("op: Slice\ncases:\n  - name: stated\n    versions: [13]\n    dtypes: [float]\n    types: {Tind: [int64]}\n"
+                    f"    inputs: {{data: [1, 2, 3], starts: [0], ends: [2]}}\n    expect: {expect}\n")
+    [loaded] = casefile.load_files([path])
+    [example] = loaded.examples["stated"]
+    return example, execute.expected_for(example)
+
+
+def test_a_stated_output_the_reference_disagrees_with_still_decides_and_names_the_reference_answer(tmp_path):
+    # A fail judged by a user's stated output may be the file's mistake: the panel says what
+    # conform's own reference would have expected.
+    example, expected = _stated(tmp_path, "{output: [1, 2, 3]}")
+    [reading] = expected.readings
+    assert reading.outputs[0].tolist() == [1.0, 2.0, 3.0]
+    assert reading.label == "stated by the case file; conform's reference gives float[2] [1.0, 2.0]"
+    _, expected = _stated(tmp_path, "{output: [1, 2]}")
+    assert [r.label for r in expected.readings] == ["stated by the case file"]
+
+
+def test_a_stated_error_the_reference_finds_valid_still_decides_and_says_so(tmp_path):
+    example, expected = _stated(tmp_path, "{error: steps-zero}")
+    assert not expected.is_valid and expected.invalid.rule == "steps-zero"
+    assert expected.invalid.sentence == "stated by the case file; conform's reference finds the input valid, giving float[2] [1.0, 2.0]"
