@@ -2,6 +2,7 @@
 merging (the pytest plugin's gate: test_pytest_plugin)."""
 
 import json
+import re
 import subprocess
 import sys
 import textwrap
@@ -573,18 +574,30 @@ def test_each_shard_judges_the_case_entries_it_holds_and_their_merge_judges_ever
         assert f"STALE expectation at expect.yaml:{line} matches no case" in strict.stdout, strict.stdout
 
 
-def test_a_failing_merge_names_each_failing_case_with_its_replay(conform, tmp_path):
-    # It printed only how many cases it merged, and exited 1.
-    args = ("run", "--op", "Clip", "--opset", "13", "--no-hypothesis")
+def test_a_failing_merge_names_each_family_of_failures_with_its_replay_as_the_whole_run_groups_them(conform, tmp_path):
+    # It printed only how many cases it merged, and exited 1; then a line for each failing case,
+    # the first 25 only: Slice-13's 28 failing bindings of one case filled them, and its other
+    # failures (another case, the hypothesis cases) were never named.
+    args = ("run", "--op", "Slice", "--opset", "13", "--examples", "5")
+    whole = conform(*args)
     for k in (1, 2):
         conform(*args, "--shard", f"{k}/2", "--report-json", str(tmp_path / f"{k}.json"))
     merged = conform("merge", str(tmp_path / "1.json"), str(tmp_path / "2.json"), "--report-json", str(tmp_path / "m.json"))
     failed = [r for r in json.loads((tmp_path / "m.json").read_text())["results"] if r["outcome"] == "fail"]
-    assert failed and merged.code == 1
+    assert len(failed) > 25 and merged.code == 1
     lines = merged.stdout.splitlines()
+    firsts = [line for line in lines if line.startswith("FAIL ")]
+    panels = [line for line in whole.stdout.splitlines() if re.fullmatch(r"─+ FAIL ─+", line)]
+    assert len(firsts) == len(panels) >= 3  # one a family, as the run's panels
+    named = 0
     for record in failed:
-        at = lines.index(f"FAIL {record['id']}: {record['message']}")
-        assert lines[at + 1] == f"  replay: {record['replay']}"
+        if f"FAIL {record['id']}: {record['message']}" in lines:
+            at = lines.index(f"FAIL {record['id']}: {record['message']}") + 1
+            too = lines[at] if lines[at].startswith("  fail too: ") else None  # none for a family of one
+            assert lines[at + (too is not None)] == f"  replay: {record['replay']}"
+            if too:
+                named += int(too.split(" more ")[0].split()[-1]) if "this case in" in too else int(too.split()[2])
+    assert len(firsts) + named == len(failed)
     assert f"{len(json.loads((tmp_path / 'm.json').read_text())['results'])} cases from 2 reports: " in merged.stdout
 
 

@@ -226,16 +226,50 @@ def summary_line(counts: dict[str, int], where: str = "") -> Text:
 
 
 def failing_records(console: Console, doc: dict, strict: bool, listed: int = MAX_DETAILED) -> None:
-    """A report's results that fail it (at most `listed`, a line each with its replay): why `merge`,
-    which draws no panels, exits as it does."""
+    """A report's results that fail it, by family as a run's panels group them (at most `listed`
+    families): the first member's line and replay, and the others named. Why `merge`, which draws
+    no panels, exits as it does."""
     failing, _ = recorded_gate(doc, strict)
-    shown = [r for r in doc["results"] if r["outcome"] in failing and r["outcome"] != XPASS]
-    for record in shown[:listed]:
+    shown = [_RecordView(r) for r in doc["results"] if r["outcome"] in failing and r["outcome"] != XPASS]
+    grouped = families(shown)
+    for first, *others in grouped[:listed]:
+        record = first.record
         console.print(Text.assemble((record["outcome"].upper(), STYLES[record["outcome"]]), f" {record_name(record)}: {record['message']}"),
                       soft_wrap=True, highlight=False)
-        console.print(f"  replay: {record['replay']}", style="dim", soft_wrap=True, highlight=False, markup=False)
-    if len(shown) > listed:
-        console.print(f"... and {len(shown) - listed} more, each in the JSON report", soft_wrap=True, markup=False)
+        if others:
+            console.print(f"  {_others_text(first, others)}", style=STYLES[record["outcome"]], soft_wrap=True, highlight=False, markup=False)
+        for line in replay_lines(first):
+            console.print(f"  {line}", style="dim", soft_wrap=True, highlight=False, markup=False)
+    if len(grouped) > listed:
+        left, hidden = sum(len(family) for family in grouped[listed:]), len(grouped) - listed
+        console.print(f"... and {left} more in {hidden} more {plural('family', hidden)}, each in the JSON report",
+                      soft_wrap=True, markup=False)
+
+
+class _RecordView:
+    """A report record seen as the parts of a Result that `families`, `_others_text` and
+    `replay_lines` read:
+    `merge` has the shards' records, not their Results, and groups them as a run does."""
+
+    def __init__(self, record: dict) -> None:
+        self.record, self.outcome, self.replay = record, record["outcome"], record["replay"]
+        self.extra = {key: record[key] for key in ("mode", "optimizations", "minimal") if key in record}
+        self.example = _RecordExample(record)
+
+
+class _RecordExample:
+    """What a family reads of a record's case: op, version, source, name and type binding."""
+
+    def __init__(self, record: dict) -> None:
+        self.op, self.source, self.name = record["op"], record["source"], record["case"]
+        self.version = _RecordVersion(record["op"], record["opset"])
+        # The id is VERSION/NAME/BINDING, and a case's name may hold a '/'.
+        self.binding = record["id"][len(f"{self.version.label}/{self.name}/"):]
+
+
+class _RecordVersion:
+    def __init__(self, op: str, since_version: int) -> None:
+        self.since_version, self.label = since_version, f"{op}-{since_version}"
 
 
 def expectation_news(console: Console, doc: dict, strict: bool) -> None:
