@@ -46,6 +46,7 @@ OPTIONS = (
     ("--conform-expect", {"help": "Expectations file of known deviations."}),
     ("--conform-strict", {"action": "store_true", "help": "An xpass fails its item; a stale expectation fails the session."}),
     ("--conform-timeout", {"type": float, "help": "Seconds a case may take before it is a timeout (default: as conform run's)."}),
+    ("--conform-max-elements", {"type": int, "help": "Skip cases whose output would be larger (default: as conform run's)."}),
     ("--conform-no-isolation", {"action": "store_true",
                                 "help": "Run the runtime in pytest's process (a crash ends the session)."}),
 )
@@ -222,7 +223,7 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
 def _conform_session(config: pytest.Config, with_runners: bool = True) -> ConformSession:
     from . import casefile, strategies
     from .dtypes import dtype
-    from .execute import RunOptions, parse_choice
+    from .execute import DEFAULT_MAX_ELEMENTS, RunOptions, parse_choice
     from .expectations import load
     from .model import MODES
     from .reference import for_op
@@ -235,6 +236,10 @@ def _conform_session(config: pytest.Config, with_runners: bool = True) -> Confor
     timeout = DEFAULT_TIMEOUT if timeout is None else timeout
     if not MIN_TIMEOUT <= timeout <= MAX_TIMEOUT:
         raise UsageError(f"--conform-timeout takes seconds from {MIN_TIMEOUT} to {MAX_TIMEOUT}, not {timeout:g}")
+    max_elements = option("--conform-max-elements")
+    max_elements = DEFAULT_MAX_ELEMENTS if max_elements is None else max_elements
+    if max_elements < 1:
+        raise UsageError(f"--conform-max-elements takes a count of at least 1, not {max_elements}")
     options = RunOptions(
         op=for_op(option("--conform-op")).op, opset=option("--conform-opset"),
         dtypes=tuple(dtype(name).name for name in option("--conform-dtype")),
@@ -244,6 +249,7 @@ def _conform_session(config: pytest.Config, with_runners: bool = True) -> Confor
         examples=strategies.DEFAULT_EXAMPLES if examples is None else examples, seed=option("--conform-seed"),
         modes=parse_choice(option("--conform-mode"), MODES, "--conform-mode"), timeout=timeout,
         strict_validation=option("--conform-strict-validation"), fail_on_unsupported=option("--conform-fail-on-unsupported"),
+        max_elements=max_elements,
     )
     levels = parse_choice(option("--conform-optimizations"), OPTIMIZATIONS, "--conform-optimizations")
     runners = {level: make_runner(option("--conform-runner"), option("--conform-provider"), option("--conform-backend"), level,

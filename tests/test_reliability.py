@@ -3,6 +3,7 @@ and golden files, and a run stopped by SIGINT."""
 
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -139,9 +140,10 @@ def test_verify_follows_no_link_out_of_the_folder(conform, tmp_path):
     (real / "model.onnx").write_bytes((source / "model.onnx").read_bytes())
     for pb in (source / "test_data_set_0").iterdir():
         os.symlink(pb, real / "test_data_set_0" / pb.name)
-    for command in (("verify",), ("run", "--from")):
-        result = conform(*command, str(inside))
-        assert result.code == 2 and "a link leading out of" in result.stderr, command
+    result = conform("run", "--from", str(inside))
+    assert result.code == 2 and "a link leading out of" in result.stderr
+    result = conform("verify", str(inside))  # the test is refused unread, as one verify cannot read
+    assert result.code == 1 and re.search(r"^unreadable: .*test_real/test_data_set_0/input_0.pb: a link leading out of ", result.stdout, re.M)
     (real / "test_data_set_0").rename(tmp_path / "moved")
     assert "test_linked_dir" not in conform("verify", str(inside)).stdout
     # With the real test gone only the linked directory is left, and it is not followed.
