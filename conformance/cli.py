@@ -513,7 +513,9 @@ def verify_command(
         first, why = skipped[0]
         raise UsageError(f"nothing to verify under {', '.join(map(str, paths))}: all {len(skipped)} tests found were "
                          f"skipped (the first, {first}: {why})")
-    doc = json_report.document(results, {"name": "golden data"}, None, {"paths": [str(p) for p in paths]})
+    # What judged the stored outputs, besides where they are: --strict-zero turns passes into fails.
+    judged_by = {"paths": [str(p) for p in paths], "strict_zero": strict_zero, "max_elements": max_elements}
+    doc = json_report.document(results, {"name": "golden data"}, None, judged_by)
     doc["skipped"] = _skipped_records(skipped)
     doc["unreadable"] = [{"path": str(p), "reason": why} for p, why in unreadable]
     doc["complete"] = not interrupted

@@ -200,8 +200,11 @@ def test_golden_replays_keep_strict_zero(conform, tmp_path):
     golden, test = _with_a_negative_zero_stored(tmp_path)
     assert conform("verify", str(golden)).code == 0
     verified = conform("verify", str(golden), "--strict-zero", "--report-json", str(tmp_path / "v.json"))
-    [failed] = [r for r in json.loads((tmp_path / "v.json").read_text())["results"] if r["outcome"] == "fail"]
+    report = json.loads((tmp_path / "v.json").read_text())
+    [failed] = [r for r in report["results"] if r["outcome"] == "fail"]
     assert verified.code == 1 and failed["replay"] == f"conform verify {test} --strict-zero"
+    # The report says what judged it: the same data passes without --strict-zero.
+    assert report["options"]["strict_zero"] is True and report["options"]["paths"] == [str(golden)]
     assert replayed(conform, failed).code == 1
     ran = conform("run", "--from", str(golden), "--backend", "signed_zero", "--strict-zero")
     failed = [r for r in ran.report["results"] if r["outcome"] == "fail"]
