@@ -248,8 +248,8 @@ def failing_records(console: Console, doc: dict, strict: bool, listed: int = MAX
 
 class _RecordView:
     """A report record seen as the parts of a Result that `families`, `_others_text` and
-    `replay_lines` read:
-    `merge` has the shards' records, not their Results, and groups them as a run does."""
+    `replay_lines` read: `merge` has the shards' records, not their Results, and groups them as a
+    run does."""
 
     def __init__(self, record: dict) -> None:
         self.record, self.outcome, self.replay = record, record["outcome"], record["replay"]
@@ -268,6 +268,8 @@ class _RecordExample:
 
 
 class _RecordVersion:
+    """A record's op version, as a family names it."""
+
     def __init__(self, op: str, since_version: int) -> None:
         self.since_version, self.label = since_version, f"{op}-{since_version}"
 
