@@ -14,7 +14,7 @@ then `--jobs` scaling (beside what two processes get from this machine just then
 process of each command spent), and the wall
 time and peak memory (every process, as PSS) of a full default run of each op, a run of stored
 golden tests (`run --from`) and a `verify` of them with one job and two, and `conform diff` of
-Slice against two runners; with --crashes, `--jobs` on a runtime that crashes and hangs
+Slice against two runners with one job and two; with --crashes, `--jobs` on a runtime that crashes and hangs
 (tests/backends/crashy.py). Rates are cases/second; "first pass" includes creating the sessions,
 as a real run does.
 """
@@ -470,10 +470,12 @@ def _generate_timings(root: str | None) -> tuple[float, float]:
 
 
 def diffs() -> None:
-    print("8. conform diff --op Slice (every version and dtype, both runners isolated)")
+    print("8. conform diff --op Slice (every version and dtype, both runners isolated; two jobs: each worker runs both)")
     for against in ("reference", "cpu"):
-        seconds = _measured("diff", "--op", "Slice", "--against", against, "--report-json", "/tmp/bench-diff.json").seconds
-        print(f"   onnxruntime CPU against {against:9s} {seconds:5.1f} s")
+        seconds = {jobs: _measured("diff", "--op", "Slice", "--against", against, "--jobs", jobs,
+                                   "--report-json", "/tmp/bench-diff.json").seconds for jobs in ("1", "2")}
+        print(f"   onnxruntime CPU against {against:9s} --jobs 1 {seconds['1']:5.2f} s, --jobs 2 {seconds['2']:5.2f} s "
+              f"= {seconds['1'] / seconds['2']:.2f}x")
 
 
 def crashes() -> None:

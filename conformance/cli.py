@@ -79,6 +79,7 @@ REPORT_JSON = typer.Option(None, "--report-json", help="Where to write the JSON 
 CASE = typer.Option([], "--case", help="Only the case with this id (repeatable); see a report's 'replay'.")
 STRICT_ZERO = typer.Option(False, "--strict-zero", help="Tell +0.0 from -0.0.")
 MODE = typer.Option("input", "--mode", help="Non-data inputs as graph inputs, initializers, Constant nodes, or all three: input|initializer|constant|all.")
+JOBS = typer.Option(None, "--jobs", min=1, help="Worker processes (default, for runs big enough: one per core; 1: none).")
 MAX_ELEMENTS = typer.Option(DEFAULT_MAX_ELEMENTS, "--max-elements", min=1, help="Refuse cases whose output would be larger.")
 
 
@@ -433,7 +434,7 @@ def generate_command(
     case: List[str] = CASE,
     include_ambiguous: bool = typer.Option(False, "--include-ambiguous", help="Also write cases whose spec reading is ambiguous."),
     force: bool = typer.Option(False, "--force", help="Replace test directories that already exist."),
-    jobs: Optional[int] = typer.Option(None, "--jobs", min=1, help="Worker processes (default, for runs big enough: one per core; 1: none)."),
+    jobs: Optional[int] = JOBS,
 ) -> None:
     """Write golden test data (ONNX backend-test layout) with expected outputs from the reference."""
     from .dtypes import dtype
@@ -559,10 +560,11 @@ def diff_command(
     max_elements: int = MAX_ELEMENTS,
     timeout: float = TIMEOUT,
     no_isolation: bool = NO_ISOLATION,
+    jobs: Optional[int] = JOBS,
     report_json: Optional[Path] = REPORT_JSON,
 ) -> None:
     """Run the same cases on two runners; show where they disagree and which keeps to the spec."""
-    from .differential import diff, runner_from_name, runner_labels
+    from .differential import DiffUnit, diff, runner_from_name, runner_labels, spec_from_name
     from .dtypes import dtype
 
     options = RunOptions(op=for_op(op).op, opset=opset, dtypes=tuple(dtype(d).name for d in dtypes), case_ids=tuple(case),
@@ -573,13 +575,22 @@ def diff_command(
         raise UsageError(f"--optimizations in a diff takes {' or '.join(OPTIMIZATIONS)}, not '{optimizations}'")
     path = report_json or DEFAULT_REPORT_DIR / f"diff-{options.op}.json"
     _check_writable((path, "the JSON report"))
+    first_spec = RunnerSpec(runner, provider, backend, optimizations)
     first = make_runner(runner, provider, backend, optimizations, isolate=not no_isolation, timeout=options.timeout)
     second = runner_from_name(against, isolate=not no_isolation, timeout=options.timeout)
     results: list = []
     with _interruptible() as interrupted:
-        selected = select_examples(options)
-        _with_progress(f"diff {options.op}", len(selected) * len(options.modes), results.append,
-                       lambda advance, _: diff(selected, first, second, options, advance))
+        units = plan(options)
+        workers = worker_count(jobs, len(units))
+        if workers == 1:
+            selected = select_examples(options, units)
+            _with_progress(f"diff {options.op}", len(selected) * len(options.modes), results.append,
+                           lambda advance, _: diff(selected, first, second, options, advance))
+        else:
+            diffed = [DiffUnit(unit, spec_from_name(against)) for unit in units]
+            with WorkerPool.for_units(diffed, workers, options, first_spec, not no_isolation, _note) as pool:
+                _with_progress(f"diff {options.op} ({workers} jobs)", planned_count(units, options), results.append,
+                               lambda advance, _: pool.run(diffed, advance))
     doc = json_report.document(results, {"first": first.describe(), "second": second.describe()}, seed,
                                _options_record(options) | {"against": against})
     doc["complete"] = not interrupted

@@ -11,29 +11,36 @@ import dataclasses
 from typing import Callable, Iterator
 
 from .compare import AMBIGUOUS, PASS, mismatch
-from .execute import Result, RunOptions, mode_options, replay_command, run_staged, staged_chunks
+from .execute import Result, RunOptions, WorkUnit, examples_of, mode_options, replay_command, run_staged, staged_chunks
 from .errors import UnavailableError, UsageError
-from .runners import RUNNER_NAMES, Runner, make_runner
+from .runners import RUNNER_NAMES, Runner, RunnerSpec, make_runner
 from .runners.onnxruntime import short_provider
 
 
 PROVIDERS_AND_RUNNERS = "a provider (cpu, cuda, dml)", "a runner (onnxruntime, reference)"
 
 
-def runner_from_name(name: str, isolate: bool, timeout: float) -> Runner:
-    """`cpu`/`cuda`/`dml` (onnxruntime providers), `onnxruntime`, `reference`, or an onnx.backend module."""
+def spec_from_name(name: str) -> RunnerSpec:
+    """`cpu`/`cuda`/`dml` (onnxruntime providers), `onnxruntime`, `reference`, or an onnx.backend
+    module (`backend:NAME` where the name would be read as one of the others)."""
     if short_provider(name) is not None:
-        return make_runner("onnxruntime", name, isolate=isolate, timeout=timeout)
+        return RunnerSpec("onnxruntime", name)
     if name in RUNNER_NAMES:
-        return make_runner(name, isolate=isolate, timeout=timeout)
+        return RunnerSpec(name)
     if not name.strip():
         raise UsageError(f"--against needs {', '.join(PROVIDERS_AND_RUNNERS)} or a backend module")
-    if name.startswith("backend:"):
-        return make_runner(backend=name.removeprefix("backend:"), isolate=isolate, timeout=timeout)
+    return RunnerSpec(backend=name.removeprefix("backend:"))
+
+
+def runner_from_name(name: str, isolate: bool, timeout: float) -> Runner:
+    """The runner `spec_from_name` reads `name` as; UnavailableError (exit 3) when it cannot run here."""
+    spec = spec_from_name(name)
     try:
-        return make_runner(backend=name, isolate=isolate, timeout=timeout)
-    except UnavailableError as error:  # perhaps a misspelt provider or runner: say what else it could have been
-        provider, runner = PROVIDERS_AND_RUNNERS
+        return make_runner(spec.runner, spec.provider, spec.backend, isolate=isolate, timeout=timeout)
+    except UnavailableError as error:
+        if spec.backend is None or name.startswith("backend:"):
+            raise
+        provider, runner = PROVIDERS_AND_RUNNERS  # perhaps a misspelt provider or runner: say what else it could have been
         raise UnavailableError(f"--against {name} is neither {provider} nor {runner}, and as a backend module: {error}") from None
 
 
@@ -109,6 +116,23 @@ def diff(examples, first: Runner, second: Runner, options: RunOptions,
             results.append(pairing.paired(a, b, options))
             on_result(results[-1])
     return results
+
+
+@dataclasses.dataclass(frozen=True)
+class DiffUnit:
+    """A unit of a diff's plan for a `--jobs` worker: its cases on the worker's runner (the first)
+    and on the runner `against` names, made in the worker as the first is (see parallel)."""
+
+    unit: WorkUnit
+    against: RunnerSpec
+
+    def describe(self) -> str:
+        return f"{self.unit.describe()} (diffed)"
+
+
+def diff_unit(task: DiffUnit, first: Runner, second: Runner, options: RunOptions) -> list[Result]:
+    """`diff` of a unit's cases: the same results, in the same order, as a serial diff gives them."""
+    return diff(examples_of(task.unit, options), first, second, options)
 
 
 def _kept(chunks: Iterator[list], kept: list) -> Iterator[list]:

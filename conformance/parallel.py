@@ -3,7 +3,9 @@
 A unit is a chunk of YAML cases or one hypothesis group (op version x type binding), which draws
 its cases from its own seed (and which `generate` writes as golden tests), or a chunk of stored
 test directories, which a worker reads and runs (`run --from`) or checks against the reference
-(`verify`); so what a unit produces does not depend on which worker runs it or when: the results
+(`verify`), or a unit of a `diff`, which a worker runs on its runner and then on a second one it
+makes alike (watched, or isolated when careful), the two counting their runtime calls as one
+sequence; so what a unit produces does not depend on which worker runs it or when: the results
 are the same, in the same order, for any N. A ConformError raised in a worker (unreadable golden
 data, say) is sent back and raised in the main process when its unit's turn comes, as a serial
 run would raise it.
@@ -56,6 +58,7 @@ from .execute import (Minimal, Result, RunOptions, ShrinkTask, WorkUnit, check_s
                       merge_parts, minimal_case, run_examples, with_known_hang)
 from .errors import ConformError
 from .golden import GenerateUnit, GoldenRun, GoldenUnit, run_golden, verify_unit, write_unit
+from .differential import DiffUnit, diff_unit
 from .runners import Runner, RunnerSpec, RunOutput
 from .runners import isolated
 from .runners.isolated import IsolatedRunner
@@ -63,7 +66,11 @@ from .runners.isolated import death as _death
 from .lifetime import serve, start_logged_worker, start_own_server
 from .runtime_log import position, written_since
 
-Task = WorkUnit | ShrinkTask | GoldenUnit | GenerateUnit  # what a worker is given (see also _HangMarked)
+Task = WorkUnit | ShrinkTask | GoldenUnit | GenerateUnit | DiffUnit  # what a worker is given (see also _HangMarked)
+
+# A runner like a given one (watched, isolated, or answering a known hang) for another runner's
+# spec: how a worker makes the second runner of a diff.
+Sibling = Callable[[RunnerSpec], Runner]
 
 # Units held by each worker: with a second one queued, a worker starts it at once instead of
 # waiting for this process to read its answer and send another.
@@ -117,6 +124,7 @@ class WorkerPool:
         self._pool = _Pool(jobs, (spec, options), on_note, options.timeout if isolate else None,
                            share=_parts, merge=lambda answers: _merged(answers, options), mark_hang=_with_hang)
         self._rescuer: list[Runner] = []  # made only when a careful worker dies
+        self._rescuer_siblings: dict[RunnerSpec, Runner] = {}  # a diff's second runners, likewise
 
     @classmethod
     def for_units(cls, units: list[WorkUnit], jobs: int, options: RunOptions, spec: RunnerSpec, isolate: bool,
@@ -176,7 +184,12 @@ class WorkerPool:
     def _rescue(self, task: Task):
         if not self._rescuer:
             self._rescuer.append(IsolatedRunner(self._spec, self._options.timeout))
-        return _perform(task, self._rescuer[0], self._options)
+        return _perform(task, self._rescuer[0], self._options, self._rescuer_sibling)
+
+    def _rescuer_sibling(self, spec: RunnerSpec) -> Runner:
+        if spec not in self._rescuer_siblings:
+            self._rescuer_siblings[spec] = IsolatedRunner(spec, self._options.timeout)
+        return self._rescuer_siblings[spec]
 
     def __enter__(self) -> "WorkerPool":
         return self
@@ -186,7 +199,7 @@ class WorkerPool:
             # Interrupted or failed: stop now, not after the running units.
             self._pool.close(kill=kind is not None)
         finally:
-            for runner in self._rescuer:
+            for runner in [*self._rescuer, *self._rescuer_siblings.values()]:
                 runner.close()
 
 
@@ -205,11 +218,19 @@ def _parts(task: Task, count: int) -> list[Task]:
     return task.parts(count) if isinstance(task, WorkUnit) else [task]
 
 
-def _perform(task: Task, runner: Runner, options: RunOptions):
-    """A unit's results, a failing group's minimal case, what stored tests gave (run, or
-    verified), or the manifest entries of the golden tests written."""
+def _perform(task: Task, runner: Runner, options: RunOptions, sibling: Sibling):
+    """A unit's results, a diffed unit's paired results (its second runner made by `sibling`), a
+    failing group's minimal case, what stored tests gave (run, or verified), or the manifest
+    entries of the golden tests written."""
     if isinstance(task, _HangMarked):
-        return _perform(task.task, _AnsweredHang(runner, task.call, task.seconds, task.last_words), options)
+        count = _CallCount()  # a diff's two runners make one sequence of calls, as the watch counted them
+
+        def answered(made: Runner) -> Runner:
+            return _AnsweredHang(made, task.call, task.seconds, task.last_words, count)
+
+        return _perform(task.task, answered(runner), options, lambda spec: answered(sibling(spec)))
+    if isinstance(task, DiffUnit):
+        return diff_unit(task, runner, sibling(task.against), options)
     if isinstance(task, ShrinkTask):
         return minimal_case(task, runner, options)
     if isinstance(task, GoldenUnit):
@@ -244,14 +265,21 @@ class _HangMarked:
         return self.task.describe()
 
 
-class _AnsweredHang:
-    """A runner whose `call`th call (counted from 1) is answered with the timeout a stopped worker
-    met there, as the runner's own timeout would be, without running it; every other call goes to
-    `runner`, as a stream where it takes one."""
+class _CallCount:
+    """The runtime calls a task has made, over every runner it uses (a diff's two)."""
 
-    def __init__(self, runner: Runner, call: int, seconds: float, last_words: str) -> None:
+    def __init__(self) -> None:
+        self.value = 0
+
+
+class _AnsweredHang:
+    """A runner whose `call`th call (counted from 1, in `count`, which a diff's two runners share)
+    is answered with the timeout a stopped worker met there, as the runner's own timeout would
+    be, without running it; every other call goes to `runner`, as a stream where it takes one."""
+
+    def __init__(self, runner: Runner, call: int, seconds: float, last_words: str, count: _CallCount) -> None:
         self._runner, self._call, self._seconds, self._last_words = runner, call, seconds, last_words
-        self._calls = 0
+        self._count = count
         self.name = runner.name
         if hasattr(runner, "run_stream"):
             self.run_stream = self._run_stream
@@ -283,8 +311,8 @@ class _AnsweredHang:
 
     def _answered(self) -> bool:
         """Counts a call; whether it is the one to answer here."""
-        self._calls += 1
-        return self._calls == self._call
+        self._count.value += 1
+        return self._count.value == self._call
 
 
 @dataclass(frozen=True)
@@ -295,9 +323,9 @@ class _Refused:
     error: ConformError
 
 
-def _answer(task: Task, runner: Runner, options: RunOptions):
+def _answer(task: Task, runner: Runner, options: RunOptions, sibling: Sibling):
     try:
-        return _perform(task, runner, options)
+        return _perform(task, runner, options, sibling)
     except ConformError as error:
         return _Refused(error)
 
@@ -320,14 +348,22 @@ def _serve(spec: RunnerSpec, options: RunOptions, careful: bool, watch: "_Watch"
             runner = IsolatedRunner(spec, options.timeout, keep_spare=False)
     else:
         runner = _Watched(spec, watch)  # which loads the runtime, watched, when first asked to run
+    siblings: dict[RunnerSpec, Runner] = {}
+
+    def sibling(other: RunnerSpec) -> Runner:
+        """A diff's second runner, made as the first (its calls counted by the same watch)."""
+        if other not in siblings:
+            siblings[other] = IsolatedRunner(other, options.timeout, keep_spare=False) if careful else _Watched(other, watch)
+        return siblings[other]
 
     def handle(request: tuple[int, Task]) -> tuple[int, Any]:
         watch.calls.value = 0  # counted per task
-        return request[0], _answer(request[1], runner, options)
+        return request[0], _answer(request[1], runner, options, sibling)
 
     serve(connection, handle)
     if careful:
-        runner.close()
+        for made in [runner, *siblings.values()]:
+            made.close()
     # Every answer is sent: the interpreter's own tear-down (every module and session freed one by
     # one) would only keep the parent waiting.
     os._exit(0)

@@ -11,6 +11,10 @@ from conformance.execute import RunOptions, plan, select_examples
 from conftest import CRASHING, EXITING, PASSING, one_and_two_jobs_meeting_hangs, without_timings
 from conformance.parallel import AUTO_PARALLEL_UNITS, worker_count
 
+def NO_DIFF(spec):
+    raise AssertionError("a task that is not a diff asked for a second runner")
+
+
 SHARED_OUT = "runs again, shared among workers that keep the runtime in a process of its own, as every worker does from now on"
 
 
@@ -549,7 +553,7 @@ def test_a_conform_error_raised_in_a_worker_reaches_the_main_process_whole():
 
 
 def test_a_task_run_again_whole_has_the_call_that_hung_answered_as_a_timeout_and_the_others_run():
-    from conformance.parallel import _AnsweredHang
+    from conformance.parallel import _AnsweredHang, _CallCount
     from conformance.runners.base import RunOutput, timeout_message
 
     class Runner:
@@ -574,14 +578,14 @@ def test_a_task_run_again_whole_has_the_call_that_hung_answered_as_a_timeout_and
                 yield None if built is None else self.run(built)
 
     # The answer quotes what the stopped worker's runtime wrote to stderr in that call.
-    one = _AnsweredHang(Runner(), 2, 1.5, "; its stderr, last: stuck")
+    one = _AnsweredHang(Runner(), 2, 1.5, "; its stderr, last: stuck", _CallCount())
     answers = [one.run(b) for b in ("a", "b", "c")]
     assert one._runner.ran == ["a", "c"] and not hasattr(one, "run_stream")
     assert [(a.outputs, a.fault, a.error) for a in answers] == [
         (("a",), None, None), ((), "timeout", timeout_message(1.5) + "; its stderr, last: stuck"), (("c",), None, None)]
     assert one.replay_options() == ["--runner", "fake"] and one.name == "fake"
     # A stream counts only what reaches the runtime: None (a case with nothing to run) is no call.
-    stream = _AnsweredHang(Streaming(), 2, 1.5, "")
+    stream = _AnsweredHang(Streaming(), 2, 1.5, "", _CallCount())
     answers = list(stream.run_stream(iter(["a", None, "b", "c"])))
     assert stream._runner.ran == ["a", "c"]
     assert [a if a is None else (a.outputs, a.fault) for a in answers] == [(("a",), None), None, ((), "timeout"), (("c",), None)]
@@ -621,10 +625,10 @@ def test_a_shrink_task_marked_with_the_call_that_hung_is_shrunk_again_without_th
     options = RunOptions(op="Clip", opset=13, dtypes=("float",), use_yaml=False, examples=5)
     task = ShrinkTask(select_examples(options)[0], "input")
     serially = Wrong(hangs_at=3)
-    expected = _perform(task, serially, options)
+    expected = _perform(task, serially, options, NO_DIFF)
     assert len(serially.calls) > 3 and expected is not None
     again = Wrong()
-    found = _perform(_HangMarked(task, 3, 1.0, ""), again, options)
+    found = _perform(_HangMarked(task, 3, 1.0, ""), again, options, NO_DIFF)
     assert again.calls == serially.calls[:2] + serially.calls[3:]
     assert (found[0].id, found[1], {k: v.tobytes() for k, v in found[0].inputs.items()}) == \
         (expected[0].id, expected[1], {k: v.tobytes() for k, v in expected[0].inputs.items()})
@@ -693,3 +697,63 @@ def test_a_pool_whose_workers_cannot_load_the_runtime_stops_with_one_error(tmp_p
     assert answer["code"] == 3 and loads in (2, 3), answer
     assert "the runtime could not be loaded in a worker process: two workers in a row failed to load it" in answer["error"]
     assert "; its stderr, last: fails_starting: cannot load here)" in answer["error"]
+
+
+def test_diff_jobs_give_the_serial_diffs_report(conform, tmp_path):
+    # diff had no --jobs: a diff of every Slice version took 3.0 s on two cores, 2.2 s with two jobs.
+    args = ("diff", "--op", "Slice", "--opset", "13", "--dtype", "float", "--dtype", "int8", "--examples", "5", "--against", "reference")
+    serial = conform(*args, "--jobs", "1", "--report-json", str(tmp_path / "one.json"))
+    parallel = conform(*args, "--jobs", "2", "--report-json", str(tmp_path / "two.json"))
+    default = conform(*args, "--report-json", str(tmp_path / "default.json"))
+    assert without_timings(tmp_path / "one.json") == without_timings(tmp_path / "two.json") == without_timings(tmp_path / "default.json")
+    results = json.loads((tmp_path / "two.json").read_text())["results"]
+    assert serial.code == parallel.code == default.code == 1 and any(r["disagreement"] for r in results)
+    assert len(plan(RunOptions(op="Slice", opset=13, dtypes=("float", "int8"), examples=5))) >= AUTO_PARALLEL_UNITS
+
+
+def test_a_diff_pool_pairs_each_unit_in_its_workers_as_a_serial_diff_does(monkeypatch):
+    from conformance import parallel
+    from conformance.differential import DiffUnit, diff, spec_from_name
+    from conformance.parallel import WorkerPool
+    from conformance.runners import RunnerSpec, make_runner
+
+    options = RunOptions(op="Slice", opset=13, dtypes=("float",), examples=5)
+    units = plan(options)
+    serial = diff(select_examples(options, units), make_runner(), make_runner("reference"), options)
+    monkeypatch.setattr(parallel, "diff_unit", NO_DIFF)  # what a worker does is not done here
+    diffed = [DiffUnit(unit, spec_from_name("reference")) for unit in units]
+    with WorkerPool.for_units(diffed, 2, options, RunnerSpec(), True) as pool:
+        pooled = pool.run(diffed)
+    assert len(units) >= 2 and len(pooled) == len(serial) > 0
+    assert [(r.example.id, r.outcome, r.extra["against"], r.extra["disagreement"], r.replay) for r in pooled] == \
+        [(r.example.id, r.outcome, r.extra["against"], r.extra["disagreement"], r.replay) for r in serial]
+
+
+@pytest.mark.parametrize("side", ["first", "second"])
+def test_diff_jobs_meet_each_hang_of_either_runner_once_as_a_serial_diff_does(conform, tmp_path, monkeypatch, side):
+    # A diff's two runners make one sequence of runtime calls in a worker: a watched worker stopped
+    # in a call of the second runner has that call answered as a timeout when its unit runs again
+    # in a careful worker, and the first runner's calls before it are made again, not taken for it.
+    hangs = tmp_path / "hangs.txt"
+    monkeypatch.setenv("CRASHY_HANGS", str(hangs))  # the crashy backend hangs on both start_beyond_dim cases
+    cases = [f"--case=Slice-13/{name}/float/{tind}" for name in ("start_beyond_dim", "negative_end") for tind in ("int32", "int64")]
+    runners = ("--backend", "crashy", "--against", "cpu") if side == "first" else ("--against", "backend:crashy")
+    args = ("diff", "--op", "Slice", "--opset", "13", "--no-hypothesis", "--timeout", "1", *runners, *cases)
+    serial, parallel = one_and_two_jobs_meeting_hangs(conform, args, hangs, tmp_path)
+    results = json.loads((tmp_path / "two.json").read_text())["results"]
+    crashy = [r["outcome"] if side == "first" else r["against"]["outcome"] for r in results]
+    assert sorted(crashy) == ["pass", "pass", "timeout", "timeout"] and serial.code == parallel.code == 1
+    assert "the case that hung is a timeout, not run again" in parallel.stderr
+
+
+def test_diff_jobs_report_the_second_runners_crashes_as_a_serial_diff_does(conform, tmp_path):
+    # A worker that dies in the second runner's call hands its unit to a careful worker, whose
+    # second runner is isolated as its first is: each crash is its case's, as in a serial diff.
+    args = ("diff", "--op", "Slice", "--opset", "13", "--dtype", "float", "--no-hypothesis", "--against", "backend:crashy",
+            "--timeout", "1", "--case", CRASHING, "--case", PASSING, "--case", EXITING)
+    serial = conform(*args, "--jobs", "1", "--report-json", str(tmp_path / "one.json"))
+    parallel = conform(*args, "--jobs", "2", "--report-json", str(tmp_path / "two.json"))
+    assert without_timings(tmp_path / "one.json") == without_timings(tmp_path / "two.json")
+    against = {r["id"]: r["against"]["outcome"] for r in json.loads((tmp_path / "two.json").read_text())["results"]}
+    assert against == {CRASHING: "crash", EXITING: "crash", PASSING: "pass"} and serial.code == parallel.code == 1
+    assert "note: a worker process died (killed by signal SIGSEGV)" in parallel.stderr
