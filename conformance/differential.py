@@ -129,6 +129,10 @@ class DiffUnit:
     def describe(self) -> str:
         return f"{self.unit.describe()} (diffed)"
 
+    def parts(self, count: int) -> list["DiffUnit"]:
+        """Cut as its unit is (`WorkUnit.parts`), for careful workers to share after a death."""
+        return [dataclasses.replace(self, unit=part) for part in self.unit.parts(count)]
+
 
 def diff_unit(task: DiffUnit, first: Runner, second: Runner, options: RunOptions) -> list[Result]:
     """`diff` of a unit's cases: the same results, in the same order, as a serial diff gives them."""

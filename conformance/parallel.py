@@ -214,8 +214,9 @@ def shrink_side_by_side(tasks: list[ShrinkTask], options: RunOptions, spec: Runn
 
 
 def _parts(task: Task, count: int) -> list[Task]:
-    """A unit cut for `count` careful workers to share (see WorkUnit.parts); a shrink task stays whole."""
-    return task.parts(count) if isinstance(task, WorkUnit) else [task]
+    """A unit (of a run or a diff) cut for `count` careful workers to share (see WorkUnit.parts);
+    any other task stays whole."""
+    return task.parts(count) if isinstance(task, (WorkUnit, DiffUnit)) else [task]
 
 
 def _perform(task: Task, runner: Runner, options: RunOptions, sibling: Sibling):

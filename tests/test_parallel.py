@@ -757,3 +757,21 @@ def test_diff_jobs_report_the_second_runners_crashes_as_a_serial_diff_does(confo
     against = {r["id"]: r["against"]["outcome"] for r in json.loads((tmp_path / "two.json").read_text())["results"]}
     assert against == {CRASHING: "crash", EXITING: "crash", PASSING: "pass"} and serial.code == parallel.code == 1
     assert "note: a worker process died (killed by signal SIGSEGV)" in parallel.stderr
+
+
+def test_a_diff_unit_cut_in_parts_gives_the_units_paired_results_once_put_back_together():
+    # After a worker dies, a diff's units are shared out among the careful workers as a run's are.
+    from conformance.differential import DiffUnit, diff_unit, spec_from_name
+    from conformance.execute import merge_parts
+    from conformance.runners import make_runner
+
+    options = RunOptions(op="Slice", opset=13, dtypes=("float",), use_hypothesis=False, modes=("input", "constant"))
+    [unit] = [u for u in plan(options) if u.yaml_examples][:1]
+    task = DiffUnit(unit, spec_from_name("reference"))
+    first, second = make_runner(), make_runner("reference")
+    whole = diff_unit(task, first, second, options)
+    parts = task.parts(3)
+    merged = merge_parts([diff_unit(part, first, second, options) for part in parts], options)
+    assert len(parts) == 3 and all(p.against == task.against for p in parts)
+    assert [(r.example.id, r.extra["mode"], r.outcome, r.extra["against"]) for r in merged] == \
+        [(r.example.id, r.extra["mode"], r.outcome, r.extra["against"]) for r in whole]
