@@ -123,8 +123,7 @@ class WorkerPool:
         self._options, self._spec = options, spec
         self._pool = _Pool(jobs, (spec, options), on_note, options.timeout if isolate else None,
                            share=_parts, merge=lambda answers: _merged(answers, options), mark_hang=_with_hang)
-        self._rescuer: list[Runner] = []  # made only when a careful worker dies
-        self._rescuer_siblings: dict[RunnerSpec, Runner] = {}  # a diff's second runners, likewise
+        self._rescuers: dict[RunnerSpec, Runner] = {}  # made only when a careful worker dies (a diff's second too)
 
     @classmethod
     def for_units(cls, units: list[WorkUnit], jobs: int, options: RunOptions, spec: RunnerSpec, isolate: bool,
@@ -182,14 +181,13 @@ class WorkerPool:
         return list(self._pool.in_order(tasks, self._rescue))
 
     def _rescue(self, task: Task):
-        if not self._rescuer:
-            self._rescuer.append(IsolatedRunner(self._spec, self._options.timeout))
-        return _perform(task, self._rescuer[0], self._options, self._rescuer_sibling)
+        return _perform(task, self._rescuer(self._spec), self._options, self._rescuer)
 
-    def _rescuer_sibling(self, spec: RunnerSpec) -> Runner:
-        if spec not in self._rescuer_siblings:
-            self._rescuer_siblings[spec] = IsolatedRunner(spec, self._options.timeout)
-        return self._rescuer_siblings[spec]
+    def _rescuer(self, spec: RunnerSpec) -> Runner:
+        """The isolated runner of `spec` that does here what careful workers could not."""
+        if spec not in self._rescuers:
+            self._rescuers[spec] = IsolatedRunner(spec, self._options.timeout)
+        return self._rescuers[spec]
 
     def __enter__(self) -> "WorkerPool":
         return self
@@ -199,7 +197,7 @@ class WorkerPool:
             # Interrupted or failed: stop now, not after the running units.
             self._pool.close(kill=kind is not None)
         finally:
-            for runner in [*self._rescuer, *self._rescuer_siblings.values()]:
+            for runner in self._rescuers.values():
                 runner.close()
 
 
