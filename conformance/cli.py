@@ -32,7 +32,7 @@ from .report import console as console_report
 from .report import SEVERITY, exit_code, gate_record, json_report, plural
 from .model import MODES
 from .output import STDOUT, check_writable, is_stdout, is_stream
-from .runners import DEFAULT_TIMEOUT, MAX_TIMEOUT, MIN_TIMEOUT, OPTIMIZATIONS, RunnerSpec, make_runner
+from .runners import DEFAULT_TIMEOUT, MAX_TIMEOUT, MIN_TIMEOUT, OPTIMIZATIONS, RunnerSpec, make_runner, runner_of
 from .lifetime import settle_imports
 
 
@@ -576,7 +576,7 @@ def diff_command(
     path = report_json or DEFAULT_REPORT_DIR / f"diff-{options.op}.json"
     _check_writable((path, "the JSON report"))
     first_spec = RunnerSpec(runner, provider, backend, optimizations)
-    first = make_runner(runner, provider, backend, optimizations, isolate=not no_isolation, timeout=options.timeout)
+    first = runner_of(first_spec, not no_isolation, options.timeout)
     second = runner_from_name(against, isolate=not no_isolation, timeout=options.timeout)
     results: list = []
     with _interruptible() as interrupted:
@@ -587,7 +587,8 @@ def diff_command(
             _with_progress(f"diff {options.op}", len(selected) * len(options.modes), results.append,
                            lambda advance, _: diff(selected, first, second, options, advance))
         else:
-            diffed = [DiffUnit(unit, spec_from_name(against)) for unit in units]
+            against_spec = spec_from_name(against)
+            diffed = [DiffUnit(unit, against_spec) for unit in units]
             with WorkerPool.for_units(diffed, workers, options, first_spec, not no_isolation, _note) as pool:
                 _with_progress(f"diff {options.op} ({workers} jobs)", planned_count(units, options), results.append,
                                lambda advance, _: pool.run(diffed, advance))

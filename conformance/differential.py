@@ -13,7 +13,7 @@ from typing import Callable, Iterator
 from .compare import AMBIGUOUS, PASS, mismatch
 from .execute import Result, RunOptions, WorkUnit, examples_of, mode_options, replay_command, run_staged, staged_chunks
 from .errors import UnavailableError, UsageError
-from .runners import RUNNER_NAMES, Runner, RunnerSpec, make_runner
+from .runners import RUNNER_NAMES, Runner, RunnerSpec, runner_of
 from .runners.onnxruntime import short_provider
 
 
@@ -36,7 +36,7 @@ def runner_from_name(name: str, isolate: bool, timeout: float) -> Runner:
     """The runner `spec_from_name` reads `name` as; UnavailableError (exit 3) when it cannot run here."""
     spec = spec_from_name(name)
     try:
-        return make_runner(spec.runner, spec.provider, spec.backend, isolate=isolate, timeout=timeout)
+        return runner_of(spec, isolate, timeout)
     except UnavailableError as error:
         if spec.backend is None or name.startswith("backend:"):
             raise

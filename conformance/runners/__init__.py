@@ -56,7 +56,11 @@ class RunnerSpec:
 def make_runner(runner: str = "onnxruntime", provider: str = "cpu", backend: str | None = None,
                 optimizations: str = "on", isolate: bool = False, timeout: float = DEFAULT_TIMEOUT) -> Runner:
     """The runner the options name, in a worker process when `isolate`."""
-    spec = RunnerSpec(runner, provider, backend, optimizations)
+    return runner_of(RunnerSpec(runner, provider, backend, optimizations), isolate, timeout)
+
+
+def runner_of(spec: RunnerSpec, isolate: bool = False, timeout: float = DEFAULT_TIMEOUT) -> Runner:
+    """The runner `spec` names, in a worker process when `isolate`."""
     if isolate:
         from .isolated import IsolatedRunner
 
@@ -64,4 +68,4 @@ def make_runner(runner: str = "onnxruntime", provider: str = "cpu", backend: str
     return spec.make()
 
 
-__all__ = ["Runner", "RunOutput", "RunnerSpec", "make_runner", "RUNNER_NAMES", "OPTIMIZATIONS", "DEFAULT_TIMEOUT", "MIN_TIMEOUT", "MAX_TIMEOUT"]
+__all__ = ["Runner", "RunOutput", "RunnerSpec", "make_runner", "runner_of", "RUNNER_NAMES", "OPTIMIZATIONS", "DEFAULT_TIMEOUT", "MIN_TIMEOUT", "MAX_TIMEOUT"]
