@@ -168,6 +168,12 @@ def value_dtype(version: OpVersion, name: str, bindings: dict[str, str], attribu
     raise KeyError(name)
 
 
+def is_typed_attribute(version: OpVersion, name: str) -> bool:
+    """Whether an attribute's value is a number or a flat list of them (FLOAT, INT, INTS): a case
+    file writes it as it writes an input, and it is read into its dtype as an input is."""
+    return _attribute_kind(version.attribute(name).type) in FROM_ATTRIBUTE_TYPES
+
+
 def _attribute_kind(attr_type: int) -> str:
     from onnx import AttributeProto
 

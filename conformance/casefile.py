@@ -1,7 +1,9 @@
 """YAML case files -> validated Cases -> Examples, with every problem reported as FILE:LINE.
 
 A case file is data only: it is read with a SafeLoader subclass that records line numbers and
-refuses duplicate keys; nothing in it is evaluated. The format:
+refuses duplicate keys; nothing in it is evaluated. It may come from anyone, so what it costs is
+bounded before it is read (a regular file of at most MAX_FILE_BYTES), parsed (no anchors, aliases
+or tags; at most MAX_DEPTH levels) and expanded (MAX_LOADED_BYTES of arrays in all). The format:
 
     op: Slice
     defaults: {versions: [10, 11, 13]}     # optional, merged into every case
@@ -22,24 +24,40 @@ refuses duplicate keys; nothing in it is evaluated. The format:
 from __future__ import annotations
 
 import difflib
+import math
+import os
+import stat
+from collections.abc import Hashable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
 import yaml
 
-from .case import Case, Example, Expectation, attribute_value, name_clash, slug, stable_seed, type_bindings, value_dtype
+from .case import (Case, Example, Expectation, attribute_value, is_typed_attribute, name_clash, slug, stable_seed, type_bindings,
+                   value_dtype)
 from .dtypes import canonical_name, dtype
 from .errors import CaseFileError, ConformError
 from .reference import for_op
 from .reference.base import DTYPE_NOT_ALLOWED, OpReference
 from .registry import OpVersion, versions
-from .values import ValueProblem, to_array
+from .values import ValueProblem, check_shape, to_array
 
 FILE_KEYS = ("op", "defaults", "cases")
 CASE_KEYS = ("name", "spec", "versions", "dtypes", "types", "inputs", "attributes", "expect")
 EXPECT_KEYS = ("output", "error")
 BUILTIN_CASES = Path(__file__).resolve().parent.parent / "cases"
+# Limits on what a YAML file conform reads may hold, so that a stranger's file costs bounded time
+# and memory (the shipped case files are at most 9 KB, 10 levels deep, numbers of 20 characters).
+MAX_FILE_BYTES = 1 << 20
+MAX_DEPTH = 32  # levels of mappings and lists: a literal tensor of rank 28 in a case
+MAX_NUMBER_CHARS = 100  # as written: no dtype holds an integer of more than 20 digits
+# What the arrays made from the values the case files write may take in all, in one load: each
+# generator has its limit, but a file of a few of them in every dtype would fill memory.
+MAX_LOADED_BYTES = 256 << 20
+STRING_ELEMENT_BYTES = 64  # counted for an element of a string tensor: its pointer and its str
+_FILE_KINDS = ((stat.S_ISDIR, "a folder"), (stat.S_ISFIFO, "a named pipe (FIFO)"), (stat.S_ISCHR, "a character device"),
+               (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"))
 
 
 class LineDict(dict):
@@ -49,18 +67,45 @@ class LineDict(dict):
     key_lines: dict[str, int]
 
 
-class _LineLoader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):
-    """SafeLoader (libyaml's parser where PyYAML has it: 7x faster) that records lines and rejects
-    duplicate keys; still constructs plain data only."""
+class Refused(Exception):
+    """What conform does not read in a YAML file, valid YAML or not: the problem, and its line
+    (None: the whole file)."""
+
+    def __init__(self, message: str, mark: yaml.Mark | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.line = None if mark is None else mark.line + 1
 
 
-def _construct_mapping(loader: _LineLoader, node: yaml.MappingNode) -> LineDict:
+def line_loader(base: type) -> type:
+    """`base` (a PyYAML SafeLoader) made to record lines, and to refuse duplicate and unhashable
+    keys, numbers written with more than MAX_NUMBER_CHARS characters (Python's int() refuses 5,000
+    digits, and a sexagesimal 59:59:... of 1 MiB takes half a minute to read), floats beyond every
+    float's range, and values its constructors cannot make (the date 2001-13-45); still plain data
+    only."""
+
+    class LineLoader(base):
+        def construct_object(self, node: yaml.Node, deep: bool = False) -> Any:
+            try:
+                return super().construct_object(node, deep)
+            except (ValueError, OverflowError) as error:  # raised where the value's own node is made
+                raise Refused(f"cannot read {_written(node)}: {error}", node.start_mark) from None
+
+    LineLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
+    LineLoader.add_constructor("tag:yaml.org,2002:int", _construct_int)
+    LineLoader.add_constructor("tag:yaml.org,2002:float", _construct_float)
+    return LineLoader
+
+
+def _construct_mapping(loader: yaml.SafeLoader, node: yaml.MappingNode) -> LineDict:
     loader.flatten_mapping(node)
     mapping = LineDict()
     mapping.line = node.start_mark.line + 1
     mapping.key_lines = {}
     for key_node, value_node in node.value:
         key = loader.construct_object(key_node, deep=True)
+        if not isinstance(key, Hashable):
+            raise Refused("a key must be a plain value (a name or number), not a list or mapping", key_node.start_mark)
         if key in mapping:
             raise yaml.constructor.ConstructorError(None, None, f"duplicate key '{key}'", key_node.start_mark)
         mapping[key] = loader.construct_object(value_node, deep=True)
@@ -68,7 +113,31 @@ def _construct_mapping(loader: _LineLoader, node: yaml.MappingNode) -> LineDict:
     return mapping
 
 
-_LineLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
+def _construct_int(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> int:
+    _check_number_length(node)
+    return yaml.constructor.SafeConstructor.construct_yaml_int(loader, node)
+
+
+def _construct_float(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> float:
+    _check_number_length(node)
+    number = yaml.constructor.SafeConstructor.construct_yaml_float(loader, node)
+    if math.isinf(number) and "inf" not in node.value.lower():
+        raise Refused(f"{node.value} is beyond the range of every float dtype (write .inf for infinity)", node.start_mark)
+    return number
+
+
+def _check_number_length(node: yaml.ScalarNode) -> None:
+    if len(node.value) > MAX_NUMBER_CHARS:
+        raise Refused(f"a number written with {len(node.value):,} characters is too long: conform reads numbers of at most "
+                      f"{MAX_NUMBER_CHARS} (no dtype holds one that needs more)", node.start_mark)
+
+
+def _written(node: yaml.Node) -> str:
+    return repr(node.value) if isinstance(node, yaml.ScalarNode) else f"this {node.tag}"
+
+
+# libyaml's parser where PyYAML has it: 7x faster than PyYAML's own.
+_LineLoader = line_loader(getattr(yaml, "CSafeLoader", yaml.SafeLoader))
 
 
 @dataclass(frozen=True)
@@ -79,6 +148,29 @@ class CaseFile:
     op: str
     cases: tuple[Case, ...]
     examples: dict[str, list[Example]] = field(default_factory=dict)  # case name -> examples
+
+
+class Budget:
+    """The bytes the arrays made from written values may still take in one load, shared by its
+    cases: the array that takes it past MAX_LOADED_BYTES is refused."""
+
+    def __init__(self) -> None:
+        self.left = MAX_LOADED_BYTES
+
+    def spend(self, array: Any) -> None:
+        self.left -= array.size * STRING_ELEMENT_BYTES if array.dtype == object else array.nbytes
+        if self.left < 0:
+            raise ValueProblem(f"with this case, the values the case files write come to more than {_mib(MAX_LOADED_BYTES)} of "
+                               "arrays, the most conform makes in one load: write smaller generators, or list fewer 'dtypes'")
+
+
+class Made(dict):
+    """The arrays of the values one case writes, by (value, dtype, seed): each made once and shared
+    by the case's examples; `budget` is the load's, shared by its cases."""
+
+    def __init__(self, budget: Budget) -> None:
+        super().__init__()
+        self.budget = budget
 
 
 class Problems:
@@ -144,18 +236,29 @@ def load_files(paths: Iterable[Path], expanded: Callable[[OpVersion], bool] = la
             if clash is not None:
                 problems.add(case_file.path, case.line, clash)
             taken.setdefault(slug(case.name), (case.name, f"{case_file.path}:{case.line}"))
+    budget = Budget()
     for case_file in loaded:
         for case in case_file.cases:
-            case_file.examples[case.name] = _validate_by_expanding(case, case_file.path, problems, expanded)
+            if budget.left >= 0:  # once spent, one problem says so: the cases after it are not expanded
+                case_file.examples[case.name] = _validate_by_expanding(case, case_file.path, problems, expanded, budget)
     problems.raise_if_any()
     return loaded
 
 
-def read_yaml(path: Path, problems: Problems) -> Any:
-    """The document in a YAML file (mappings as LineDicts), or None with the problem recorded."""
+def read_yaml(path: Path, problems: Problems, kind: str = "case file") -> Any:
+    """The document in a YAML file (mappings as LineDicts), or None with the problem recorded.
+
+    The file is read only if it is a regular file of at most MAX_FILE_BYTES, and its document
+    built only if it nests at most MAX_DEPTH levels and has no anchor, alias or tag (see
+    `check_structure`); `kind` names the file in those refusals.
+    """
     shown = display_path(path)
     try:
-        return yaml.load(path.read_text(encoding="utf-8"), Loader=_LineLoader)
+        text = read_text(path, kind)
+        check_structure(text, kind)
+        return yaml.load(text, Loader=_LineLoader)
+    except Refused as refusal:
+        problems.add(shown, refusal.line, refusal.message)
     except yaml.MarkedYAMLError as error:
         mark = error.problem_mark or error.context_mark
         problems.add(shown, mark.line + 1 if mark else None, f"invalid YAML: {error.problem or error.context}")
@@ -165,6 +268,53 @@ def read_yaml(path: Path, problems: Problems) -> Any:
     except (yaml.YAMLError, OSError, UnicodeDecodeError) as error:
         problems.add(shown, None, f"cannot read: {error}")
     return None
+
+
+def read_text(path: Path, kind: str = "case file") -> str:
+    """The UTF-8 text of a regular file of at most MAX_FILE_BYTES. It is opened without blocking,
+    so that a named pipe is refused rather than waited on, and read no further than the limit, so
+    that neither a device such as /dev/zero nor a file that grows once opened is read to its end."""
+    descriptor = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0))
+    try:
+        status = os.fstat(descriptor)
+        if not stat.S_ISREG(status.st_mode):
+            kind_of_file = next((name for test, name in _FILE_KINDS if test(status.st_mode)), "not a file")
+            raise Refused(f"{kind}s must be regular files, and this is {kind_of_file}")
+        with os.fdopen(descriptor, "rb", closefd=False) as file:
+            data = file.read(MAX_FILE_BYTES + 1)
+    finally:
+        os.close(descriptor)
+    size = max(status.st_size, len(data))
+    if size > MAX_FILE_BYTES:
+        raise Refused(f"{size:,} bytes: larger than {kind}s may be (at most {_mib(MAX_FILE_BYTES)}, {MAX_FILE_BYTES:,} bytes)")
+    return data.decode("utf-8")
+
+
+def _mib(size: int) -> str:
+    return f"{size / 2**20:,g} MiB"
+
+
+def check_structure(text: str, kind: str = "case file") -> None:
+    """Refuse, from the parser's events and before any node is built, what would let a small
+    file cost without bound: an anchor or alias (each alias stands for a whole subtree, so nine
+    lists of nine aliases, nested, are a billion values in 643 bytes), and nesting deeper than
+    MAX_DEPTH (building the document and reading its values recurse once per level); and every
+    tag, whose constructors are where PyYAML fails in its own words (!!bool maybe, !!python/...)."""
+    depth = 0
+    for event in yaml.parse(text, Loader=_LineLoader):
+        if getattr(event, "anchor", None) is not None:
+            raise Refused(f"anchors and aliases (&name, *name) are not allowed in {kind}s: write each value out",
+                          event.start_mark)
+        if getattr(event, "tag", None) is not None:
+            raise Refused(f"tags (!!str, !!python/..., !name) are not allowed in {kind}s: write the value plain "
+                          "(quote a string)", event.start_mark)
+        if isinstance(event, yaml.CollectionStartEvent):
+            depth += 1
+            if depth > MAX_DEPTH:
+                raise Refused(f"nested more than {MAX_DEPTH} levels deep: {kind}s nest at most {MAX_DEPTH} lists and mappings",
+                              event.start_mark)
+        elif isinstance(event, yaml.CollectionEndEvent):
+            depth -= 1
 
 
 def _load_file(path: Path, problems: Problems) -> CaseFile | None:
@@ -286,10 +436,11 @@ def _did_you_mean(value: Any, allowed: tuple[str, ...]) -> str:
     return f" (did you mean '{close[0]}'?)" if close else f" (allowed: {', '.join(allowed)})"
 
 
-def _validate_by_expanding(case: Case, path: str, problems: Problems, expanded: Callable[[OpVersion], bool]) -> list[Example]:
+def _validate_by_expanding(case: Case, path: str, problems: Problems, expanded: Callable[[OpVersion], bool],
+                           budget: Budget) -> list[Example]:
     try:
         _check_dtypes_exist_somewhere(case, applicable_versions(case))
-        made: dict[tuple, Any] = {}  # one array per written value and dtype, shared by the versions the case expands to
+        made = Made(budget)  # shared by the versions the case expands to
         return [e for version in applicable_versions(case) if expanded(version) for e in expand(case, version, made)]
     except (ValueProblem, ConformError) as error:
         problems.add(path, case.line, f"case '{case.name}': {getattr(error, 'message', error)}")
@@ -301,7 +452,7 @@ def applicable_versions(case: Case) -> list[OpVersion]:
     return [v for v in all_versions if case.versions is None or v.since_version in case.versions]
 
 
-def expand(case: Case, version: OpVersion, made: dict[tuple, Any] | None = None) -> list[Example]:
+def expand(case: Case, version: OpVersion, made: Made | None = None) -> list[Example]:
     """One Example per type binding of this version; raises ValueProblem on values that do not fit.
 
     Dtypes a case lists apply in each version that allows them; a case that expects
@@ -312,7 +463,7 @@ def expand(case: Case, version: OpVersion, made: dict[tuple, Any] | None = None)
     bindings = type_bindings(version, reference.dtype_param, case.dtypes, dict(case.types))
     if not _expects_wrong_type(case):
         bindings = [b for b in bindings if all(name in version.allowed(p) for p, name in b.items())]
-    return [_example(case, version, reference, b, {} if made is None else made) for b in bindings]
+    return [_example(case, version, reference, b, Made(Budget()) if made is None else made) for b in bindings]
 
 
 def _expects_wrong_type(case: Case) -> bool:
@@ -333,7 +484,7 @@ def _check_dtypes_exist_somewhere(case: Case, versions_: list[OpVersion]) -> Non
                     )
 
 
-def _example(case: Case, version: OpVersion, reference: OpReference, binding: dict[str, str], made: dict[tuple, Any]) -> Example:
+def _example(case: Case, version: OpVersion, reference: OpReference, binding: dict[str, str], made: Made) -> Example:
     seed = stable_seed(version.label, case.name, *binding.values())
     inputs: dict[str, Any] = {}
     attributes: dict[str, Any] = {}
@@ -344,6 +495,8 @@ def _example(case: Case, version: OpVersion, reference: OpReference, binding: di
             _place(version, name, None, inputs, attributes)
             continue
         array = _typed(written, version, name, binding, reference, seed, f"input '{name}'", made)
+        if name in reference.shape_inputs:
+            _checked(lambda: check_shape([int(d) for d in array.reshape(-1)], "the shape"), f"input '{name}'")
         _place(version, name, array, inputs, attributes)
     for name, written in case.attributes:
         if version.attribute(name) is None:
@@ -355,6 +508,7 @@ def _example(case: Case, version: OpVersion, reference: OpReference, binding: di
     if expect.output is not None:
         out_dtype = dtype(binding[reference.output_param])
         output = _checked(lambda: to_array(expect.output, out_dtype, seed), "expected output")
+        made.budget.spend(output)
     return Example(
         version=version, name=case.name, types=binding, inputs=inputs, attributes=attributes,
         source=case.source, dtype_param=reference.dtype_param, spec=case.spec,
@@ -378,14 +532,16 @@ def _place(version: OpVersion, name: str, array: Any, inputs: dict, attributes: 
 
 
 def _typed(written: Any, version: OpVersion, name: str, binding: dict, reference: OpReference, seed: int, what: str,
-           made: dict[tuple, Any]):
+           made: Made):
     """The array of a value the case writes, made once per dtype (and per seed for random values);
     read-only, as the examples of several versions share it."""
     dt = dtype(value_dtype(version, name, binding, reference.attribute_params))
     key = (id(written), dt.name, seed if isinstance(written, dict) and "random" in written else None)
     if key not in made:
-        made[key] = _checked(lambda: to_array(written, dt, seed), what)
-        made[key].flags.writeable = False
+        array = _checked(lambda: to_array(written, dt, seed), what)
+        made.budget.spend(array)
+        array.flags.writeable = False
+        made[key] = array
     return made[key]
 
 
@@ -397,11 +553,13 @@ def _checked(make, what: str):
 
 
 def _attribute(version: OpVersion, name: str, written: Any, binding: dict, reference: OpReference, seed: int,
-               made: dict[tuple, Any]) -> Any:
+               made: Made) -> Any:
+    if name not in reference.attribute_params and not is_typed_attribute(version, name):
+        return written
+    array = _typed(written, version, name, binding, reference, seed, f"attribute '{name}'", made)
     if name in reference.attribute_params:
-        array = _typed(written, version, name, binding, reference, seed, f"attribute '{name}'", made)
         return array.reshape(1) if array.ndim == 0 else array
-    return written
+    return attribute_value(version, name, array)  # as the same value written under 'inputs' is
 
 
 def load_examples(op: str, roots: Iterable[Path] = (BUILTIN_CASES,), since_versions: Iterable[int] | None = None) -> list[Example]:

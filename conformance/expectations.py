@@ -163,7 +163,7 @@ def load(path: Path) -> list[Expectation]:
     """Every entry of an expectations file; CaseFileError (exit 2) listing every problem."""
     problems = Problems()
     shown = display_path(path)
-    document = read_yaml(path, problems)
+    document = read_yaml(path, problems, "expectations file")
     entries = document.get("expectations") if isinstance(document, LineDict) else None
     if not problems.items and not isinstance(entries, list):
         problems.add(shown, 1, "an expectations file is a mapping with a list under 'expectations'")

@@ -19,6 +19,11 @@ from .dtypes import DType, from_numpy
 
 GENERATOR_KEYS = ("shape", "fill", "values", "random")
 MAX_GENERATED_ELEMENTS = 10**7
+MAX_RANK = 32  # numpy's own limit is 64
+# The most elements the dims of an empty shape (one with a 0 among its dims) may multiply to,
+# zeros aside: an empty tensor passes every limit on elements, yet numpy cannot make [2**63-1, 0].
+MAX_EMPTY_SHAPE_ELEMENTS = 2**31
+INT_DIGITS = 20  # no integer dtype holds a number of more digits (UINT64_MAX has 20)
 SENTINELS = {
     "INT32_MAX": 2**31 - 1,
     "INT32_MIN": -(2**31),
@@ -127,6 +132,8 @@ def _int_token(token: str, dt: DType) -> int | str:
         return named[token]
     if EXPONENT_NUMBER.fullmatch(token):
         exact = Decimal(token)  # exactly: 1e19 is an integer a float would round
+        if exact != 0 and exact.adjusted() >= INT_DIGITS:  # int() of 1e999999999 would write out a billion digits
+            raise ValueProblem(f"{token} does not fit {dt.name} (range {dt.lowest} to {dt.max})")
         return int(exact) if exact == exact.to_integral_value() else token
     raise ValueProblem(f"unknown value name '{token}' for {dt.name} (known: {', '.join(named)})")
 
@@ -152,7 +159,10 @@ def _float_token(token: str, dt: DType) -> float:
     if name in special:
         return sign * float(special[name])
     if EXPONENT_NUMBER.fullmatch(token):
-        return _float_scalar(float(token), dt)
+        number = float(token)
+        if math.isinf(number):  # a finite number written too large for a float64, as 1e5000
+            raise ValueProblem(f"{token} does not fit {dt.name} (largest finite: {dt.max})")
+        return _float_scalar(number, dt)
     raise ValueProblem(f"unknown value name '{token}' for {dt.name} (known: {', '.join(special)})")
 
 
@@ -165,45 +175,89 @@ def _generate(spec: dict, dt: DType, rng_seed: int) -> np.ndarray:
     if unknown:
         raise ValueProblem(f"unknown generator key(s) {sorted(unknown)} (allowed: {', '.join(GENERATOR_KEYS)})")
     shape = spec.get("shape")
-    if not isinstance(shape, list) or not all(isinstance(d, int) and d >= 0 for d in shape):
+    if not isinstance(shape, list) or not all(_is_dim(d) for d in shape):
         raise ValueProblem("a generator needs 'shape': a list of non-negative integers")
+    check_shape(shape, "a generator's shape")
     makers = [k for k in ("fill", "values", "random") if k in spec]
     if len(makers) != 1:
         raise ValueProblem("a generator needs exactly one of 'fill', 'values: arange' or 'random: [low, high]'")
     count = math.prod(shape)
     if count > MAX_GENERATED_ELEMENTS:
         raise ValueProblem(f"a generator of {count:,} elements is larger than conform writes ({MAX_GENERATED_ELEMENTS:,})")
-    flat = _generated_values(makers[0], spec[makers[0]], dt, count, rng_seed)
-    return pack([_scalar(v, dt) for v in flat], dt).reshape(shape)
+    maker = makers[0]
+    return _MAKERS[maker](spec[maker], dt, count, rng_seed).reshape(shape)
 
 
-def _generated_values(maker: str, arg: Any, dt: DType, count: int, seed: int) -> list[Any]:
-    if maker == "fill":
-        return [arg] * count
-    if maker == "values":
-        if arg != "arange":
-            raise ValueProblem(f"'values' takes 'arange', not {arg!r}")
-        return arange_values(dt, count)
-    if not (isinstance(arg, list) and len(arg) == 2):
-        raise ValueProblem("'random' takes [low, high]")
-    low, high = (_scalar(a, dt) for a in arg)
+def _is_dim(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0  # YAML's true is an int to Python
+
+
+def check_shape(dims: list[int], what: str) -> None:
+    """Refuse dims no tensor conform makes can have: more than MAX_RANK of them, or a 0 among dims
+    whose others (negative ones aside) multiply past MAX_EMPTY_SHAPE_ELEMENTS. `what` names them."""
+    if len(dims) > MAX_RANK:
+        raise ValueProblem(f"{what} has {len(dims)} dims: conform makes tensors of at most {MAX_RANK}")
+    if 0 in dims and math.prod(d for d in dims if d > 0) > MAX_EMPTY_SHAPE_ELEMENTS:
+        raise ValueProblem(f"{what} {dims} has a 0 beside dims that multiply to more than {MAX_EMPTY_SHAPE_ELEMENTS:,}: "
+                           "conform makes no tensor of that shape, empty or not")
+
+
+def _filled(arg: Any, dt: DType, count: int, seed: int) -> np.ndarray:
+    """`count` copies of one value, made and checked once (not at all where there are none)."""
+    return np.repeat(pack([_scalar(arg, dt)], dt), count) if count else pack([], dt)
+
+
+def _counted(arg: Any, dt: DType, count: int, seed: int) -> np.ndarray:
+    if arg != "arange":
+        raise ValueProblem(f"'values' takes 'arange', not {arg!r}")
+    return arange_values(dt, count)
+
+
+def _drawn(arg: Any, dt: DType, count: int, seed: int) -> np.ndarray:
+    """Values drawn between low and high, which fit `dt`: so does every value drawn."""
+    low, high = _random_range(arg, dt)
     rng = np.random.default_rng(seed)
     if dt.kind in ("int", "uint"):
         draw_dtype = dt.np_dtype if dt.is_numpy_native else np.int16
-        return [int(v) for v in rng.integers(low, high, size=count, endpoint=True, dtype=draw_dtype)]
-    return [float(v) for v in rng.uniform(float(low), float(high), size=count)]
+        return pack(rng.integers(low, high, size=count, endpoint=True, dtype=draw_dtype), dt)
+    return pack(rng.uniform(float(low), float(high), size=count), dt)
 
 
-def arange_values(dt: DType, count: int) -> list[Any]:
+_MAKERS = {"fill": _filled, "values": _counted, "random": _drawn}  # by generator key; each makes a flat array
+
+
+def _random_range(arg: Any, dt: DType) -> tuple[Any, Any]:
+    """The [low, high] of a 'random' generator, checked as numpy's draws need it."""
+    if not (isinstance(arg, list) and len(arg) == 2):
+        raise ValueProblem("'random' takes [low, high]")
+    if dt.kind not in ("int", "uint", "float"):
+        raise ValueProblem(f"'random' draws numbers, which {dt.name} does not hold: write 'fill' or 'values: arange', "
+                           f"or give the case 'dtypes' without {dt.name}")
+    low, high = (_scalar(a, dt) for a in arg)
+    if not low <= high:  # also a NaN
+        raise ValueProblem(f"'random' takes [low, high] with low <= high, not [{format_scalar(low)}, {format_scalar(high)}]")
+    if dt.kind == "float" and not math.isfinite(float(high) - float(low)):
+        raise ValueProblem(f"'random: [{format_scalar(low)}, {format_scalar(high)}]' is too wide a range to draw from: "
+                           "high - low must be a finite double")
+    return low, high
+
+
+def arange_values(dt: DType, count: int) -> np.ndarray:
     """Distinct-as-possible values 0, 1, 2, ... that every dtype can hold, for data worth slicing."""
+    counting = np.arange(count)
     if dt.kind == "bool":
-        return [i % 2 == 1 for i in range(count)]
+        return pack(counting % 2 == 1, dt)
     if dt.kind == "string":
-        return [f"s{i}" for i in range(count)]
+        return pack([f"s{i}" for i in range(count)], dt)
     if dt.kind == "complex":
-        return [complex(i, -i) for i in range(count)]
+        values = np.empty(count, np.complex128)
+        values.real, values.imag = counting, -counting
+        return pack(values, dt)
     period = count if dt.bits >= 16 else (int(dt.max) + 1 if dt.kind in ("int", "uint") else 4)
-    return [i % max(period, 1) for i in range(count)]
+    values = counting % max(period, 1)
+    if count:
+        _scalar(int(values.max()), dt)  # refused if the largest does not fit (int16 counting to 70,000)
+    return pack(values, dt)
 
 
 def describe(array: np.ndarray, limit: int = 12) -> str:

@@ -92,6 +92,7 @@ class OpReference:
     semantics: tuple[type[VersionSemantics], ...]
     attribute_params: dict[str, str] = field(default_factory=dict)
     data_inputs: tuple[str, ...] = ()  # inputs that stay graph inputs in every materialization mode
+    shape_inputs: tuple[str, ...] = ()  # inputs whose values are a tensor's dims: a case file's are checked as shapes
     output_elements_from: Callable[[Example], int] | None = None  # when the output can outgrow the inputs
     # Named facts about what a case contains ("a negative step meets an INT_MAX end"), for
     # expectations that describe a known deviation by its cause instead of by case ids.

@@ -50,6 +50,7 @@ REFERENCE = OpReference(
     dtype_param="T2",
     output_param="T2",
     data_inputs=(),
+    shape_inputs=("input",),
     semantics=(ConstantOfShape9,),
     attribute_params={"value": "T2"},
     output_elements_from=output_elements,
