@@ -15,33 +15,48 @@ ends without the interpreter's tear-down: freeing a run's results and every modu
 object took 0.08-0.1 s of every command, for nothing anyone reads. What the tear-down did outside
 the process, removing the fork server's socket folder (/tmp/pymp-*) and the command's scratch
 folder (see scratch), `leave` does.
+
+SIGTERM is Ctrl-C from the first thing the command does (before it makes anything to remove):
+whatever it is doing then, it ends as an interrupted command does, exit 130, its scratch folder
+removed (`run`, `diff` and `verify` write their reports first, see cli). A signal ignored when the
+command started stays ignored.
 """
 
 import os
+import signal
 import sys
 
 WORKER_COMMANDS = ("run", "diff", "verify", "generate")
 
 
 def main() -> None:
-    if sys.argv[1:2] and sys.argv[1] in WORKER_COMMANDS:
-        from . import scratch
-        from .lifetime import start_server
+    from . import scratch
+    from .lifetime import interrupt, start_server
 
-        start_server()
-        scratch.hold_hypothesis_storage()
-    from .cli import main as run_command_line
-
+    if signal.getsignal(signal.SIGTERM) == signal.SIG_DFL:
+        signal.signal(signal.SIGTERM, lambda number, frame: interrupt())
+    scratch.forget_inherited()
     try:
+        if sys.argv[1:2] and sys.argv[1] in WORKER_COMMANDS:
+            start_server()
+            scratch.hold_hypothesis_storage()
+        from .cli import main as run_command_line
+
         run_command_line()
     except SystemExit as done:
         leave(done.code)
+    except KeyboardInterrupt:  # before the command line took over
+        print("interrupted", file=sys.stderr)
+        leave(130)
     leave(0)
 
 
 def leave(code: object) -> None:
     """End the process with `code` as `sys.exit` would (None is 0; a message goes to stderr, exit
-    code 1), once what is buffered for stdout and stderr is out."""
+    code 1), once what is buffered for stdout and stderr is out. A signal from now on is ignored:
+    the process is ending, and it would only cut short the removal of its folders."""
+    for number in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(number, signal.SIG_IGN)
     if code is not None and not isinstance(code, int):
         print(code, file=sys.stderr)
         code = 1

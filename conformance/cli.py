@@ -9,8 +9,9 @@ from __future__ import annotations
 import dataclasses
 import signal
 import sys
+from contextlib import contextmanager
 from pathlib import Path
-from typing import List, Optional
+from typing import Iterator, List, NoReturn, Optional
 
 import typer
 from rich.console import Console
@@ -21,7 +22,7 @@ from rich.text import Text
 from . import casefile, registry, runtime_log, strategies
 from .errors import ConformError, OutputError, UnavailableError, UsageError
 from .execute import (DEFAULT_MAX_ELEMENTS, RunOptions, at_level, check_case_ids_found, chose_nothing, parse_choice, parse_shard, plan,
-                      planned_count, run_examples, select_examples, shard_scope, shrink_failures, whole_run)
+                      planned_count, run_examples, select_examples, shard_scope, shrink_failures, unsaved_minimal_cases, whole_run)
 from .parallel import WorkerPool, shrink_side_by_side, shrinks_side_by_side, worker_count
 from .expectations import apply as apply_expectations
 from .expectations import load as load_expectations
@@ -31,9 +32,9 @@ from .reference import covered_ops, for_op
 from .report import console as console_report
 from .report import SEVERITY, exit_code, gate_record, json_report, plural
 from .model import MODES
-from .output import STDOUT, check_writable, is_stdout, is_stream
+from .output import STDOUT, Writes, check_writable, is_stdout, is_stream
 from .runners import DEFAULT_TIMEOUT, MAX_TIMEOUT, MIN_TIMEOUT, OPTIMIZATIONS, RunnerSpec, make_runner, runner_of
-from .lifetime import settle_imports
+from .lifetime import interrupt, limit_worker_memory, settle_imports
 
 
 def _exit_codes(zero: str, one: str | None, usage: str = "a usage or input error",
@@ -75,6 +76,9 @@ ONLY_CASES = typer.Option([], "--only-cases", help="Use only these case files or
 TIMEOUT = typer.Option(DEFAULT_TIMEOUT, "--timeout", min=MIN_TIMEOUT, max=MAX_TIMEOUT,
                        help=f"Seconds a case may take before it is a timeout (at most {MAX_TIMEOUT}).")
 NO_ISOLATION = typer.Option(False, "--no-isolation", help="Run the runtime in this process (a crash ends the run).")
+MEMORY_LIMIT = typer.Option(None, "--memory-limit", min=0, metavar="MIB",
+                            help="MiB of memory each worker process may allocate; a case that needs more is a crash "
+                                 "(default: half this machine's memory, at least 2048; 0: no limit).")
 REPORT_JSON = typer.Option(None, "--report-json", help="Where to write the JSON report (-: stdout, the console report then on stderr).")
 CASE = typer.Option([], "--case", help="Only the case with this id (repeatable); see a report's 'replay'.")
 STRICT_ZERO = typer.Option(False, "--strict-zero", help="Tell +0.0 from -0.0.")
@@ -125,6 +129,7 @@ def run_command(
     optimizations: str = typer.Option("on", "--optimizations", help="onnxruntime graph optimizations: on|off|both."),
     timeout: float = TIMEOUT,
     no_isolation: bool = NO_ISOLATION,
+    memory_limit: Optional[int] = MEMORY_LIMIT,
     max_elements: int = MAX_ELEMENTS,
     only_cases: List[Path] = ONLY_CASES,
     expect: Optional[Path] = typer.Option(None, "--expect", help="Expectations file: known deviations, each with a reason."),
@@ -140,6 +145,7 @@ def run_command(
     """Run an op's cases (or stored golden tests) on a runtime and compare with the expected outputs."""
     from .dtypes import dtype
 
+    limit_worker_memory(memory_limit)
     if from_dirs:
         _check_golden_run_options(op, opset, mode, cases, only_cases)
     elif op is None:
@@ -175,55 +181,85 @@ def run_command(
                     (write_expect, "the expectations file"))
     results: list = []
     finished: list = []
+    skipped: list = []  # a golden run's, filled in as it reads the stored tests
     level = levels[0]
-    with _interruptible() as interrupted:
+    with _Stops() as stops:
+        with stops.work():
+            spec = RunnerSpec(runner, provider, backend)
+            if from_dirs:
+                execute, skipped = _golden_execution(from_dirs, options, jobs, spec, not no_isolation)
+            else:
+                execute, skipped = _generated_execution(options, jobs, spec, not no_isolation), []
+            for level, chosen_runner in zip(levels, runners):
+                finished = []
+                found = execute(chosen_runner, level, finished.append, home.parent / "minimal")
+                results += _tagged(found, level, len(levels))
+                finished = []
+        if stops.cut_short:
+            results += _tagged(finished, level, len(levels))
+        writes = Writes()
+        writes.failed += unsaved_minimal_cases(results)
+        runner_info = runners[0].describe()
+        strict = ci if strict is None else strict
+        results, unmatched = apply_expectations(results, expectations, runner_info, options, strict)
+        ran_ids = {result.example.id for result in results}
+        stale, unjudged = ([], []) if stops.cut_short else judge_unmatched(unmatched, options, ran_ids)
+        written = []  # what the run wrote besides its JSON report, told after the console report
+        if write_expect:
+            with writes.attempt():
+                written.append(write_expectations(results, expectations, stale, runner_info, write_expect, options))
+        # Recorded: the JUnit report and merge judge by it.
+        gate = gate_record(options.strict_validation, options.fail_on_unsupported, strict)
+        doc = json_report.document(results, runner_info, None if from_dirs else seed, _options_record(options) | gate)
         if from_dirs:
-            execute, skipped = _golden_execution(from_dirs, options, jobs, RunnerSpec(runner, provider, backend), not no_isolation)
-        else:
-            execute, skipped = _generated_execution(options, jobs, RunnerSpec(runner, provider, backend), not no_isolation), []
-        for level, chosen_runner in zip(levels, runners):
-            finished = []
-            found = execute(chosen_runner, level, finished.append, home.parent / "minimal")
-            results += _tagged(found, level, len(levels))
-            finished = []
-    if interrupted:
-        results += _tagged(finished, level, len(levels))
-    runner_info = runners[0].describe()
-    strict = ci if strict is None else strict
-    results, unmatched = apply_expectations(results, expectations, runner_info, options, strict)
-    ran_ids = {result.example.id for result in results}
-    stale, unjudged = ([], []) if interrupted else judge_unmatched(unmatched, options, ran_ids)
-    written = []  # what the run wrote besides its JSON report, told after the console report
-    if write_expect:
-        written.append(write_expectations(results, expectations, stale, runner_info, write_expect, options))
-    gate = gate_record(options.strict_validation, options.fail_on_unsupported, strict)  # recorded: the JUnit report and merge judge by it
-    doc = json_report.document(results, runner_info, None if from_dirs else seed, _options_record(options) | gate)
-    if from_dirs:
-        doc["options"]["from"] = [str(p) for p in from_dirs]
-        doc["skipped"] = _skipped_records(skipped)
-    doc["complete"] = not interrupted
-    doc["shard"] = shard
-    doc["stale_expectations"] = _entry_records(stale)
-    if options.shard[1] > 1:  # what `merge` judges stale: the entries no shard matched
-        doc["unmatched_expectations"] = _entry_records(stale_among(unmatched, whole_run(options), ran_ids))
-    written += _write_other_reports(doc, junit, html_report, strict)
-    json_report.write(path, doc)
-    shown = console_report.FAILING_SHOWN + (("ambiguous", "unsupported") if verbose else ())
-    console_report.render(results, out, _shown(path), show=shown)
-    _print_lines(written)
-    console_report.expectation_news(out, doc, strict)
-    for line in not_judged_lines(expectations, unjudged, ran_variants(results, runner_info), runner_info, options):
-        out.print(line, style="dim", highlight=False)
-    _print_skipped(skipped)
-    _keep_worker_stderr(home)
-    if interrupted:
-        _stop_interrupted(len(results), "cases")
-    raise typer.Exit(exit_code(doc))
+            doc["options"]["from"] = [str(p) for p in from_dirs]
+            doc["skipped"] = _skipped_records(skipped)
+        doc["complete"] = not stops.cut_short
+        doc["shard"] = shard
+        doc["stale_expectations"] = _entry_records(stale)
+        if options.shard[1] > 1:  # what `merge` judges stale: the entries no shard matched
+            doc["unmatched_expectations"] = _entry_records(stale_among(unmatched, whole_run(options), ran_ids))
+        written += _write_other_reports(doc, junit, html_report, strict, writes)
+        reported = _write_json_report(path, doc, writes)
+        shown = console_report.FAILING_SHOWN + (("ambiguous", "unsupported") if verbose else ())
+        console_report.render(results, out, _shown(path) if reported else None, show=shown)
+        _print_lines(written)
+        console_report.expectation_news(out, doc, strict)
+        for line in not_judged_lines(expectations, unjudged, ran_variants(results, runner_info), runner_info, options):
+            out.print(line, style="dim", highlight=False)
+        _print_skipped(skipped)
+        with writes.attempt():
+            _keep_worker_stderr(home)
+        _end(stops, writes, reported, exit_code(doc), len(results), "cases")
 
 
-def _stop_interrupted(finished: int, what: str) -> None:
-    err.print(f"interrupted: the report holds the {finished} {what} finished so far (complete: false)")
-    raise typer.Exit(130)
+def _write_json_report(path: Path, doc: dict, writes: Writes) -> bool:
+    """Write the JSON report, unless it cannot be (`writes` keeps why); whether it was written."""
+    with writes.attempt():
+        json_report.write(path, doc)
+        return True
+    return False
+
+
+def _end(stops: "_Stops", writes: Writes, reported: bool, code: int, finished: int, what: str) -> NoReturn:
+    """How a command that reports on its work ends, its reports written: each output that could not
+    be written told (exit 4, the others written all the same), else an interruption (exit 130, the
+    JSON report saying whether the work was done), else `code`."""
+    if stops.cut_short:
+        holds = f"the report holds the {finished} {what}" if reported else f"{finished} {what}"
+        err.print(f"interrupted: {holds} finished so far (complete: false)")
+    elif stops.heard:
+        err.print(f"interrupted once all {finished} {what} had finished: the reports were written whole (complete: true)")
+    _stop_if_unwritten(writes)
+    raise typer.Exit(130 if stops.heard else code)
+
+
+def _stop_if_unwritten(writes: Writes) -> None:
+    """Each output that could not be written told, and exit 4 (the others were written all the same)."""
+    for failure in writes.failed:
+        _print_error(failure)
+    if writes.failed:
+        raise typer.Exit(OutputError.exit_code)
 
 
 def _check_writable(*outputs: tuple[Path | None, str]) -> None:
@@ -336,18 +372,21 @@ def _print_skipped(skipped) -> None:
         out.print(f"skipped: {why}: {skipped_path}", highlight=False)
 
 
-def _write_other_reports(doc: dict, junit: Path | None, html_path: Path | None, strict: bool) -> list[str]:
-    """Write the JUnit and HTML reports asked for; a line for each, to print after the console
-    report, beside the JSON report's path (printed before it, they led a CI log's summary)."""
+def _write_other_reports(doc: dict, junit: Path | None, html_path: Path | None, strict: bool, writes: Writes) -> list[str]:
+    """Write the JUnit and HTML reports asked for, each whatever became of the other (`writes`
+    keeps why one could not be); a line for each written, to print after the console report,
+    beside the JSON report's path (printed before it, they led a CI log's summary)."""
     from .report import html, junit as junit_report
 
     told = []
     if junit:
-        junit_report.write(junit, doc, strict)
-        told.append(f"JUnit report: {junit}")
+        with writes.attempt():
+            junit_report.write(junit, doc, strict)
+            told.append(f"JUnit report: {junit}")
     if html_path:
-        html.write(html_path, doc)
-        told.append(f"HTML report: {html_path}")
+        with writes.attempt():
+            html.write(html_path, doc)
+            told.append(f"HTML report: {html_path}")
     return told
 
 
@@ -374,13 +413,16 @@ def merge_command(
 
     _check_writable((report_json, "the merged JSON report"), (junit, "the JUnit report"), (html_report, "the HTML report"))
     doc = merge(reports)
-    json_report.write(report_json, doc)
-    written = _write_other_reports(doc, junit, html_report, strict)
+    writes = Writes()
+    reported = _write_json_report(report_json, doc, writes)
+    written = _write_other_reports(doc, junit, html_report, strict, writes)
     console_report.failing_records(out, doc, strict)
     console_report.expectation_news(out, doc, strict)
     out.print(console_report.summary_line(doc["summary"], f" from {len(reports)} reports"), soft_wrap=True)
-    out.print(f"JSON report: {_shown(report_json)}", soft_wrap=True, highlight=False, markup=False)
+    if reported:
+        out.print(f"JSON report: {_shown(report_json)}", soft_wrap=True, highlight=False, markup=False)
     _print_lines(written)
+    _stop_if_unwritten(writes)
     if not doc["complete"]:
         # The cases of a missing or interrupted shard were never judged: not a pass, whatever the rest say.
         raise UsageError(f"the merged report is incomplete: {why_incomplete(doc)}")
@@ -391,31 +433,58 @@ def _tagged(results: list, level: str, levels: int) -> list:
     return [at_level(r, level, levels) for r in results]
 
 
-class _interruptible:
-    """Within it, SIGINT and SIGTERM stop the work cleanly; `bool(flag)` says whether one came."""
+class _Stops:
+    """SIGINT and SIGTERM in a command that reports on its work. Within `work()` the first one
+    stops the work cleanly (`cut_short`; `bool()` says so too); after it, and from the end of the
+    work until the command ends, they are heard (`heard`) but stop nothing, so that what the work
+    found is reported whole: each report written, the console report printed (well under a
+    second). A signal ignored when the command started (SIGINT, in a job a shell started in the
+    background) stays ignored."""
 
-    def __enter__(self) -> "_Flag":
-        self.flag = _Flag()
-        self.previous = signal.signal(signal.SIGTERM, _raise_interrupt)
-        return self.flag
+    SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
-    def __exit__(self, kind, error, trace) -> bool:
-        signal.signal(signal.SIGTERM, self.previous)
-        if kind is KeyboardInterrupt:
-            self.flag.set = True
-            return True
-        return False
+    def __enter__(self) -> "_Stops":
+        self.cut_short = self.heard = False
+        self._previous = {number: signal.getsignal(number) for number in self.SIGNALS}
+        self._handle(self._hear)
+        return self
 
-
-class _Flag:
-    set = False
+    def __exit__(self, kind, error, trace) -> None:
+        for number, previous in self._previous.items():
+            signal.signal(number, signal.SIG_DFL if previous is None else previous)  # None: not set from Python
 
     def __bool__(self) -> bool:
-        return self.set
+        return self.cut_short
+
+    @contextmanager
+    def work(self) -> Iterator[None]:
+        """Within it, the first SIGINT or SIGTERM ends the block, cut short."""
+        self._handle(self._stop)
+        try:
+            yield
+        except KeyboardInterrupt:
+            self.cut_short = self.heard = True
+        finally:
+            self._handle(self._hear)
+
+    def _handle(self, handler) -> None:
+        for number, previous in self._previous.items():
+            if previous is not signal.SIG_IGN:
+                signal.signal(number, handler)
+
+    def _stop(self, number, frame) -> NoReturn:
+        self._handle(self._hear)  # a second signal must not cut short the clean stop of the first
+        interrupt()
+
+    def _hear(self, number, frame) -> None:
+        self.heard = True
 
 
-def _raise_interrupt(signum, frame) -> None:
-    raise KeyboardInterrupt
+@contextmanager
+def _interruptible() -> Iterator[_Stops]:
+    """Within it, SIGINT and SIGTERM stop the work cleanly; what it gives is true once one has."""
+    with _Stops() as stops, stops.work():
+        yield stops
 
 
 @app.command("generate", short_help="Write golden test data in the ONNX backend-test layout.",
@@ -438,14 +507,14 @@ def generate_command(
 ) -> None:
     """Write golden test data (ONNX backend-test layout) with expected outputs from the reference."""
     from .dtypes import dtype
-    from .golden import GenerateOptions, generate, generate_units, names_taken
+    from .golden import GenerateOptions, generate, generate_units, names_taken, selection
 
     options = RunOptions(
         op=for_op(op).op, opset=opset, dtypes=tuple(dtype(d).name for d in dtypes),
         case_roots=casefile.case_roots(cases, only_cases), use_yaml=not no_yaml, use_hypothesis=not no_hypothesis,
         examples=examples, seed=seed, case_ids=tuple(case),
     )
-    writing = GenerateOptions(out_dir, force, include_ambiguous, seed)
+    writing = GenerateOptions(out_dir, force, include_ambiguous, seed, selection(options, include_ambiguous))
     units = plan(options)
     workers = worker_count(jobs, len(units))
 
@@ -462,16 +531,20 @@ def generate_command(
         else:
             manifest = generate(select_examples(options, units), writing)
     if interrupted:  # before the first test, or while the manifest was written
-        err.print(f"interrupted: {out_dir / 'manifest.json'} was not written")
-        raise typer.Exit(130)
-    written = sum(t["status"].startswith("written") for t in manifest["tests"])
-    skipped = len(manifest["tests"]) - written
-    out.print(f"{written} tests written to {out_dir}; {skipped} listed as skipped in {out_dir / 'manifest.json'}", highlight=False)
-    _keep_worker_stderr(DEFAULT_REPORT_DIR / "generate.json")  # not among the tests: the folder holds tests only
-    if not manifest["complete"]:
-        err.print(f"interrupted: the manifest lists the {len(manifest['tests'])} cases done so far (complete: false); "
+        err.print(f"interrupted: {out_dir / 'manifest.json'} lists none of this run's tests; "
                   "the same command with --force finishes the job")
         raise typer.Exit(130)
+    written = sum(t["status"].startswith("written") for t in manifest.this_run)
+    skipped = len(manifest.this_run) - written
+    out.print(f"{written} tests written to {out_dir}; {skipped} listed as skipped in {out_dir / 'manifest.json'}", highlight=False)
+    _keep_worker_stderr(DEFAULT_REPORT_DIR / "generate.json")  # not among the tests: the folder holds tests only
+    if not manifest.finished:
+        err.print(f"interrupted: the manifest lists the {len(manifest.this_run)} cases done so far (complete: false); "
+                  "the same command with --force finishes the job")
+        raise typer.Exit(130)
+    if not manifest["complete"]:
+        err.print(f"note: {out_dir / 'manifest.json'} stays complete: false: it names under 'unfinished' the "
+                  "generate into this folder that was interrupted; run it again with --force to finish it")
 
 
 def _pool_running_no_runtime(units: list, workers: int, options: RunOptions) -> WorkerPool:
@@ -499,35 +572,36 @@ def verify_command(
     workers = worker_count(jobs, len(units))
     results, skipped = [], []
     total = sum(len(unit.paths) for unit in units)  # each test is verified or skipped
-    with _interruptible() as interrupted:
-        if workers == 1:
-            everything = GoldenUnit(tuple(p for unit in units for p in unit.paths), verify=True)
-            _with_progress("verify", total, results.append,
-                           lambda advance, skip: verify_unit(everything, options, advance, skip), skipped.extend)
-        else:
-            with _pool_running_no_runtime(units, workers, options) as pool:
-                _with_progress(f"verify ({workers} jobs)", total, results.append,
-                               lambda advance, skip: pool.run_golden(units, advance, skip), skipped.extend)
-    unreadable = [s for s in skipped if isinstance(s, Unreadable)]
-    skipped = [s for s in skipped if not isinstance(s, Unreadable)]
-    if not results and not unreadable and not interrupted:
-        first, why = skipped[0]
-        raise UsageError(f"nothing to verify under {', '.join(map(str, paths))}: all {len(skipped)} tests found were "
-                         f"skipped (the first, {first}: {why})")
-    # What judged the stored outputs, besides where they are: --strict-zero turns passes into fails.
-    judged_by = {"paths": [str(p) for p in paths], "strict_zero": strict_zero, "max_elements": max_elements}
-    doc = json_report.document(results, {"name": "golden data"}, None, judged_by)
-    doc["skipped"] = _skipped_records(skipped)
-    doc["unreadable"] = [{"path": str(p), "reason": why} for p, why in unreadable]
-    doc["complete"] = not interrupted
-    json_report.write(path, doc)
-    console_report.render(results, out, _shown(path), show=("fail", "error", "lenient"))
-    _print_skipped(skipped)
-    _print_unreadable(unreadable)
-    _keep_worker_stderr(_report_home(path, "verify.json"))
-    if interrupted:
-        _stop_interrupted(len(results), "data sets")
-    raise typer.Exit(0 if all(agreeing(r) for r in results) and not unreadable else 1)
+    with _Stops() as stops:
+        with stops.work():
+            if workers == 1:
+                everything = GoldenUnit(tuple(p for unit in units for p in unit.paths), verify=True)
+                _with_progress("verify", total, results.append,
+                               lambda advance, skip: verify_unit(everything, options, advance, skip), skipped.extend)
+            else:
+                with _pool_running_no_runtime(units, workers, options) as pool:
+                    _with_progress(f"verify ({workers} jobs)", total, results.append,
+                                   lambda advance, skip: pool.run_golden(units, advance, skip), skipped.extend)
+        unreadable = [s for s in skipped if isinstance(s, Unreadable)]
+        skipped = [s for s in skipped if not isinstance(s, Unreadable)]
+        if not results and not unreadable and not stops.cut_short:
+            first, why = skipped[0]
+            raise UsageError(f"nothing to verify under {', '.join(map(str, paths))}: all {len(skipped)} tests found were "
+                             f"skipped (the first, {first}: {why})")
+        # What judged the stored outputs, besides where they are: --strict-zero turns passes into fails.
+        judged_by = {"paths": [str(p) for p in paths], "strict_zero": strict_zero, "max_elements": max_elements}
+        doc = json_report.document(results, {"name": "golden data"}, None, judged_by)
+        doc["skipped"] = _skipped_records(skipped)
+        doc["unreadable"] = [{"path": str(p), "reason": why} for p, why in unreadable]
+        doc["complete"] = not stops.cut_short
+        writes = Writes()
+        reported = _write_json_report(path, doc, writes)
+        console_report.render(results, out, _shown(path) if reported else None, show=("fail", "error", "lenient"))
+        _print_skipped(skipped)
+        _print_unreadable(unreadable)
+        with writes.attempt():
+            _keep_worker_stderr(_report_home(path, "verify.json"))
+        _end(stops, writes, reported, 0 if all(agreeing(r) for r in results) and not unreadable else 1, len(results), "data sets")
 
 
 def _print_unreadable(unreadable: list) -> None:
@@ -560,10 +634,12 @@ def diff_command(
     max_elements: int = MAX_ELEMENTS,
     timeout: float = TIMEOUT,
     no_isolation: bool = NO_ISOLATION,
+    memory_limit: Optional[int] = MEMORY_LIMIT,
     jobs: Optional[int] = JOBS,
     report_json: Optional[Path] = REPORT_JSON,
 ) -> None:
     """Run the same cases on two runners; show where they disagree and which keeps to the spec."""
+    limit_worker_memory(memory_limit)
     from .differential import DiffUnit, diff, runner_from_name, runner_labels, spec_from_name
     from .dtypes import dtype
 
@@ -579,34 +655,35 @@ def diff_command(
     first = runner_of(first_spec, not no_isolation, options.timeout)
     second = runner_from_name(against, isolate=not no_isolation, timeout=options.timeout)
     results: list = []
-    with _interruptible() as interrupted:
-        units = plan(options)
-        workers = worker_count(jobs, len(units))
-        if workers == 1:
-            selected = select_examples(options, units)
-            _with_progress(f"diff {options.op}", len(selected) * len(options.modes), results.append,
-                           lambda advance, _: diff(selected, first, second, options, advance))
-        else:
-            against_spec = spec_from_name(against)
-            diffed = [DiffUnit(unit, against_spec) for unit in units]
-            with WorkerPool.for_units(diffed, workers, options, first_spec, not no_isolation, _note) as pool:
-                _with_progress(f"diff {options.op} ({workers} jobs)", planned_count(units, options), results.append,
-                               lambda advance, _: pool.run(diffed, advance))
-    doc = json_report.document(results, {"first": first.describe(), "second": second.describe()}, seed,
-                               _options_record(options) | {"against": against})
-    doc["complete"] = not interrupted
-    json_report.write(path, doc)
-    _print_disagreements(results, runner_labels(first, second), _shown(path))
-    _keep_worker_stderr(_report_home(path, f"diff-{options.op}.json"))
-    if interrupted:
-        _stop_interrupted(len(results), "cases")
-    raise typer.Exit(1 if any(r.extra["disagreement"] for r in results) else 0)
+    with _Stops() as stops:
+        with stops.work():
+            units = plan(options)
+            workers = worker_count(jobs, len(units))
+            if workers == 1:
+                selected = select_examples(options, units)
+                _with_progress(f"diff {options.op}", len(selected) * len(options.modes), results.append,
+                               lambda advance, _: diff(selected, first, second, options, advance))
+            else:
+                against_spec = spec_from_name(against)
+                diffed = [DiffUnit(unit, against_spec) for unit in units]
+                with WorkerPool.for_units(diffed, workers, options, first_spec, not no_isolation, _note) as pool:
+                    _with_progress(f"diff {options.op} ({workers} jobs)", planned_count(units, options), results.append,
+                                   lambda advance, _: pool.run(diffed, advance))
+        doc = json_report.document(results, {"first": first.describe(), "second": second.describe()}, seed,
+                                   _options_record(options) | {"against": against})
+        doc["complete"] = not stops.cut_short
+        writes = Writes()
+        reported = _write_json_report(path, doc, writes)
+        _print_disagreements(results, runner_labels(first, second), _shown(path) if reported else None)
+        with writes.attempt():
+            _keep_worker_stderr(_report_home(path, f"diff-{options.op}.json"))
+        _end(stops, writes, reported, 1 if any(r.extra["disagreement"] for r in results) else 0, len(results), "cases")
 
 
 SHOWN_DISAGREEMENTS = 50  # on the console; the JSON report holds every one
 
 
-def _print_disagreements(results, names: tuple[str, str], path: str) -> None:
+def _print_disagreements(results, names: tuple[str, str], path: str | None) -> None:
     """The cases the two runners disagree on, the worst first (by the worse of their two outcomes;
     run order among equals), each with the command that replays it: a table on a terminal, the
     commands below it; elsewhere (a CI log) a line each, as a table 80 columns wide folds a
@@ -630,8 +707,9 @@ def _print_disagreements(results, names: tuple[str, str], path: str) -> None:
             out.print(f"{case}: {names[0]} {outcome}, {names[1]} {other}; keeps to the spec: {side}; {disagreement}", highlight=False)
             out.print(f"  replay: {result.replay}", highlight=False)
     more = f" ({SHOWN_DISAGREEMENTS} shown)" if len(disagreeing) > SHOWN_DISAGREEMENTS else ""
-    out.print(f"{len(results)} {plural('case', len(results))}, {len(disagreeing)} {plural('disagreement', len(disagreeing))}{more}. "
-              f"JSON report: {path}", highlight=False)
+    report = f" JSON report: {path}" if path else ""
+    out.print(f"{len(results)} {plural('case', len(results))}, {len(disagreeing)} {plural('disagreement', len(disagreeing))}{more}."
+              f"{report}", highlight=False)
 
 
 def _diff_case(result) -> str:
@@ -660,10 +738,11 @@ def _keep_worker_stderr(report: Path) -> None:
     """What the command's worker processes wrote to stderr (mostly a runtime's own warnings) kept in
     a log beside its report, `REPORT.stderr.log` (see runtime_log), and said in one line."""
     log = report.with_suffix(".stderr.log")
-    lines = runtime_log.keep(log)
+    lines, dropped = runtime_log.keep(log)
     if lines:
-        err.print(f"worker processes wrote {lines:,} {plural('line', lines)} to stderr, kept in {log} (a case that crashed or "
-                  f"hung quotes in its verdict the last lines its runtime wrote during it)", highlight=False)
+        cut = f", and {dropped:,} bytes more, dropped from the middle of what a worker wrote (the log says where)" if dropped else ""
+        err.print(f"worker processes wrote {lines:,} {plural('line', lines)} to stderr, kept in {log}{cut} (a case that crashed "
+                  f"or hung quotes in its verdict the last lines its runtime wrote during it)", highlight=False)
 
 
 def _note(text: str) -> None:
@@ -711,11 +790,15 @@ def main() -> None:
     try:
         app()
     except ConformError as error:
-        err.print(Text.assemble(("error:", "bold red"), f" {error.message}"), highlight=False)
+        _print_error(error.message)
         sys.exit(error.exit_code)
     except KeyboardInterrupt:
         err.print("interrupted")
         sys.exit(130)
+
+
+def _print_error(message: str) -> None:
+    err.print(Text.assemble(("error:", "bold red"), f" {message}"), highlight=False)
 
 
 if __name__ == "__main__":

@@ -651,9 +651,10 @@ def shrink_failures(results: list[Result], runner: Runner, options: RunOptions, 
     """For each version x type binding whose hypothesis cases failed, attach the shrunk minimal case.
 
     The minimal case is written to `folder` as a ready-to-paste YAML case file, with the command
-    that replays it. Results are returned in the same order. The groups are shrunk on `runner`,
-    one after another, or, when there are two or more, by `minimal_cases` (worker processes, side
-    by side), which answers in the order given.
+    that replays it; where the file cannot be written, the record holds the case and says why
+    (`unsaved_minimal_cases`). Results are returned in the same order. The groups are shrunk on
+    `runner`, one after another, or, when there are two or more, by `minimal_cases` (worker
+    processes, side by side), which answers in the order given.
     """
     groups: dict[tuple, tuple[int, ShrinkTask]] = {}  # the position of each group's first failure
     for position, result in enumerate(results):
@@ -681,6 +682,7 @@ def shrink_failures(results: list[Result], runner: Runner, options: RunOptions, 
 
 
 def _minimal_record(minimal: Example, message: str, runner: Runner, options: RunOptions, folder: Path, mode: str) -> dict:
+    from .errors import OutputError
     from .regression import case_yaml
     from .output import write_atomic
 
@@ -688,12 +690,20 @@ def _minimal_record(minimal: Example, message: str, runner: Runner, options: Run
     name = f"shrunk_{hashlib.sha256(draft.encode()).hexdigest()[:10]}"
     text = case_yaml(minimal, name, spec=f"shrunk by hypothesis from a failing case (seed {options.seed})")
     path = folder / f"{name}.yaml"
-    write_atomic(path, text, "the shrunk case file")
     named = dataclasses.replace(minimal, name=name, source=f"yaml:{path}")
+    try:
+        write_atomic(path, text, "the shrunk case file")
+    except OutputError as error:  # the run's results and reports are not lost for it: the case is in its record
+        return {"id": named.id, "yaml": text, "unsaved": error.message, "outcome": message}
     replay = shlex.join(["conform", "run", "--op", minimal.op, "--opset", str(minimal.version.since_version),
                          "--no-hypothesis", "--cases", str(path), "--mode", mode, "--case", named.id,
                          *judging_options(options), *runner.replay_options()])
     return {"id": named.id, "yaml": text, "file": str(path), "replay": replay, "outcome": message}
+
+
+def unsaved_minimal_cases(results: list[Result]) -> list[str]:
+    """Why each minimal case whose file could not be written was not: the run tells it, and exits 4."""
+    return [minimal["unsaved"] for result in results if "unsaved" in (minimal := result.extra.get("minimal") or {})]
 
 
 __all__ = ["RunOptions", "Result", "select_examples", "run_examples", "run_one", "expected_for", "shrink_failures", "ShrinkTask", "minimal_case"]

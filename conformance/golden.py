@@ -9,6 +9,16 @@ Layout, as onnx's backend tests and onnxruntime's onnx_test_runner read it:
 Each test directory is written to a temporary sibling and renamed into place, so an interrupted
 run never leaves half a test. Tensors are written with onnx's `numpy_helper`, so every dtype
 (bfloat16, float8, int4, int2, string...) is stored exactly as onnx stores it.
+
+`generate` writes only into a new or empty folder or one it wrote (its manifest says so), holding
+a lock on the folder while it writes: a second `generate` into it is refused, and adds its tests
+to the manifest rather than replacing it. What a killed `generate` leaves half-done (hidden
+`.test_*` folders) is never read as a test, and the next `generate` there tidies it.
+
+Golden folders may come from strangers: every tensor read from one (a .pb file, a model's
+initializers and tensor attributes) goes through `_tensor_array`, which refuses dims its data does
+not fill; data stored in an external file is read only from inside the test's own directory, and
+no more of it than the tensor's dims need.
 """
 
 from __future__ import annotations
@@ -16,6 +26,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+import math
 import os
 import re
 import shlex
@@ -23,19 +34,26 @@ import shutil
 import stat
 import tempfile
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterable, NamedTuple
+from typing import Callable, Iterable, Iterator, NamedTuple
 
 import numpy as np
 import onnx
 from onnx import numpy_helper
+from onnx.external_data_helper import uses_external_data
+
+try:
+    import fcntl
+except ImportError:  # Windows: no folder locks
+    fcntl = None
 
 from . import tool_versions
 from .case import Example, case_id, is_hypothesis_slug, slug
 from .compare import AMBIGUOUS, PASS, Verdict, judge
 from .compare import SKIPPED as SKIPPED_OUTCOME
-from .dtypes import from_elem_type, from_numpy
+from .dtypes import DType, from_elem_type, from_numpy
 from .errors import ConformError, UsageError
 from .execute import (DEFAULT_MAX_ELEMENTS, Result, RunOptions, Staged, WorkUnit, _output_rank, check_selection,
                       chooser, examples_of, expected_for, judging_options, planned_ids, run_staged, too_large,
@@ -48,7 +66,8 @@ from .output import check_folder, write_atomic, writing
 from .runners.base import Runner, RunOutput
 
 MANIFEST = "manifest.json"
-MAX_FILE_BYTES = 512 * 2**20  # a golden model or tensor file larger than this is refused unread
+MAX_FILE_BYTES = 512 * 2**20  # a golden model or tensor file larger than this is refused unread; so is a tensor this large
+MAX_MANIFEST_BYTES = 64 * 2**20  # a manifest.json larger than this is not one conform wrote (200,000-odd tests)
 DATA_SET_PREFIX = "test_data_set_"
 DATA_SET = f"{DATA_SET_PREFIX}0"
 SKIPPED = "skipped"
@@ -115,7 +134,10 @@ def content_hash(files: dict[str, bytes]) -> str:
 
 
 def _write_test_dir(out: Path, name: str, files: dict[str, bytes]) -> None:
-    """Write into a temporary directory beside the target, then rename it into place."""
+    """Write into a temporary directory beside the target, then rename it into place. A test
+    replaced is moved aside (`.NAME.old.X/NAME`) before the new one takes its name, and removed
+    only after: killed at any step, the folder holds the old test or the new one whole, or the
+    old one moved aside, which `_tidy_interrupted` puts back."""
     temporary = Path(tempfile.mkdtemp(dir=out, prefix=f".{name}."))
     try:
         for relative, data in files.items():
@@ -147,38 +169,78 @@ def _tidy_interrupted(out: Path, name: str) -> None:
         shutil.rmtree(temporary, ignore_errors=True)
 
 
+# What conform's own writes leave in a golden folder when killed: a test directory being written or
+# moved aside (`_write_test_dir`, the test's name in group 1), a manifest being written
+# (output.write_atomic), the file that tries whether the folder takes files (output.check_folder).
+_LEFTOVER = re.compile(r"\.(test_[a-z0-9_]+)\.[a-z0-9_.]+|\.manifest\.json\.[a-z0-9_]+\.tmp|\.conform-check\.[a-z0-9_]+\.tmp")
+
+
+def _tidy_leftovers(out: Path) -> None:
+    """What a killed `generate` left half-done in the folder tidied: each test whole, old or new
+    (`_tidy_interrupted`), and no temporary file or folder of conform's left."""
+    for entry in os.listdir(out):
+        found = _LEFTOVER.fullmatch(entry)
+        if found and found.group(1):
+            _tidy_interrupted(out, found.group(1))
+        elif found:
+            (out / entry).unlink(missing_ok=True)
+
+
 @dataclass(frozen=True)
 class GenerateOptions:
-    """What `conform generate` writes and where."""
+    """What `conform generate` writes and where; `selection`: what chose its cases, as
+    `selection` writes it (the manifest names a run left unfinished by it)."""
 
     out: Path
     force: bool = False
     include_ambiguous: bool = False
     seed: int = 0
+    selection: str = "{}"
 
 
-def generate(examples: Iterable[Example], options: GenerateOptions) -> dict:
-    """Write one test directory per valid example and the manifest; return the manifest."""
+def selection(options: RunOptions, include_ambiguous: bool) -> str:
+    """The options of a `generate` that choose the tests it writes (not where, whether it replaces
+    them, nor in how many processes), as JSON: a run left unfinished is finished by a later one
+    that gives the same."""
+    return json.dumps({"op": options.op, "opset": options.opset, "dtypes": list(options.dtypes),
+                       "cases": [str(root) for root in options.case_roots], "case_ids": list(options.case_ids),
+                       "yaml": options.use_yaml, "hypothesis": options.use_hypothesis, "examples": options.examples,
+                       "seed": options.seed, "include_ambiguous": include_ambiguous}, sort_keys=True)
+
+
+class Manifest(dict):
+    """A golden folder's manifest as a `generate` wrote it (the tests of every run into the folder),
+    and what that run did: `this_run`, its entries, and whether it `finished`."""
+
+    def __init__(self, content: dict, this_run: list[dict], finished: bool) -> None:
+        super().__init__(content)
+        self.this_run = this_run
+        self.finished = finished
+
+
+def generate(examples: Iterable[Example], options: GenerateOptions) -> Manifest:
+    """Write one test directory per valid example and add them to the folder's manifest; return it."""
     examples = list(examples)
-    check_folder(options.out, "golden tests into")
     names = [test_name(e) for e in examples]
-    if not options.force:
-        existing = [n for n in names if (options.out / n).exists()]
-        if existing:
-            raise UsageError(f"{options.out / existing[0]} already exists ({len(existing)} tests would be replaced); "
-                             "use --force to replace them")
-    entries: list[dict] = []
-    in_hand = None  # the entry and files of the test being written
-    try:
-        for example, name in zip(examples, names):
-            in_hand = entry, files = _planned(example, name, options)
-            _write_planned(options.out, name, files)
-            entries.append(entry)
-    except KeyboardInterrupt:
-        # Ctrl-C or SIGTERM: the tests written so far stay, and the manifest says how far it got.
-        if len(entries) < len(names):
-            _settle_interrupted(options.out, names[len(entries)], in_hand, entries)
-    return _write_manifest(options, entries, complete=len(entries) == len(examples))
+    with _claimed(options.out) as before:
+        if not options.force:
+            existing = [n for n in names if (options.out / n).exists()]
+            if existing:
+                raise UsageError(f"{options.out / existing[0]} already exists ({len(existing)} tests would be replaced); "
+                                 "use --force to replace them")
+        _write_manifest(options, before, [], finished=False)
+        entries: list[dict] = []
+        in_hand = None  # the entry and files of the test being written
+        try:
+            for example, name in zip(examples, names):
+                in_hand = entry, files = _planned(example, name, options)
+                _write_planned(options.out, name, files)
+                entries.append(entry)
+        except KeyboardInterrupt:
+            # Ctrl-C or SIGTERM: the tests written so far stay, and the manifest says how far it got.
+            if len(entries) < len(names):
+                _settle_interrupted(options.out, names[len(entries)], in_hand, entries)
+        return _write_manifest(options, before, entries, finished=len(entries) == len(examples))
 
 
 def _write_planned(out: Path, name: str, files: dict[str, bytes]) -> None:
@@ -187,16 +249,113 @@ def _write_planned(out: Path, name: str, files: dict[str, bytes]) -> None:
             _write_test_dir(out, name, files)
 
 
-def _write_manifest(options: GenerateOptions, entries: list[dict], complete: bool) -> dict:
+@contextmanager
+def _claimed(out: Path) -> Iterator[dict | None]:
+    """The folder held for one `generate`: made if missing, refused unless it is empty or a golden
+    folder conform wrote, locked, and tidied of what a killed `generate` left (`_tidy_leftovers`).
+    Gives the manifest found there (None in a new or empty folder)."""
+    if not out.is_dir():
+        check_folder(out, "golden tests into")
+    with _locked(out):
+        with writing(out, "golden tests into"):
+            before = _manifest_found(out)
+            _tidy_leftovers(out)
+        check_folder(out, "golden tests into")
+        yield before
+
+
+@contextmanager
+def _locked(folder: Path) -> Iterator[None]:
+    """The folder locked by this process while inside: a second `generate` into it is refused at
+    once. Where the system or its file system has no such locks, it is not locked."""
+    if fcntl is None:
+        yield
+        return
+    with writing(folder, "golden tests into"):
+        handle = os.open(folder, os.O_RDONLY)
+    try:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise UsageError(f"{folder}: another conform generate is writing into it; wait for it to end, "
+                             "or give another --out") from None
+        except OSError:
+            pass  # a file system without flock (some network ones)
+        yield
+    finally:
+        os.close(handle)
+
+
+ONLY_OWN_FOLDERS = "generate writes only into a new or empty folder or one it wrote, --force or not: give another --out"
+
+
+def _manifest_found(out: Path) -> dict | None:
+    """The manifest of a golden folder conform wrote; None for an empty one (conform's own
+    leftovers aside); a UsageError for any other folder."""
+    entries = sorted(entry for entry in os.listdir(out) if not _LEFTOVER.fullmatch(entry))
+    if MANIFEST in entries:
+        return _read_manifest(out / MANIFEST)
+    if entries:
+        more = f" and {len(entries) - 1:,} more" if len(entries) > 1 else ""
+        raise UsageError(f"{out}: not a conform golden folder (it holds '{entries[0]}'{more}, and no manifest.json); "
+                         f"{ONLY_OWN_FOLDERS}")
+    return None
+
+
+def _read_manifest(path: Path) -> dict:
+    """A manifest.json conform wrote, read; a UsageError saying why when it is not one."""
+    why, manifest = _why_not_a_manifest(path)
+    if why:
+        raise UsageError(f"{path}: not a manifest conform wrote ({why}); {ONLY_OWN_FOLDERS}")
+    manifest.setdefault("unfinished", [] if manifest.get("complete") is True else [UNRECORDED])
+    return manifest
+
+
+# A manifest written before conform named the runs left unfinished, that says one was.
+UNRECORDED = {"unrecorded": "an interrupted generate, from before conform recorded which"}
+
+
+def _why_not_a_manifest(path: Path) -> tuple[str | None, dict]:
+    """Why the file is not a manifest conform wrote (None when it is), and what it holds."""
+    status = path.lstat()
+    if not stat.S_ISREG(status.st_mode):
+        return "not a file: a link, a folder or a device", {}
+    if status.st_size > MAX_MANIFEST_BYTES:
+        return f"{status.st_size:,} bytes, more than the {MAX_MANIFEST_BYTES:,} conform reads of one", {}
+    try:
+        manifest = json.loads(path.read_bytes())
+    except (ValueError, RecursionError) as error:  # UnicodeDecodeError is a ValueError
+        return f"not JSON: {type(error).__name__}", {}
+    if not (isinstance(manifest, dict) and isinstance(manifest.get("tool"), dict) and "conform" in manifest["tool"]):
+        return "no conform version under 'tool'", {}
+    tests, unfinished = manifest.get("tests"), manifest.get("unfinished", [])
+    if not (isinstance(tests, list) and all(isinstance(t, dict) and isinstance(t.get("name"), str) for t in tests)):
+        return "'tests' is not a list of named tests", {}
+    if not (isinstance(unfinished, list) and all(isinstance(u, dict) for u in unfinished)):
+        return "'unfinished' is not a list of generate options", {}
+    return None, manifest
+
+
+def _write_manifest(options: GenerateOptions, before: dict | None, entries: list[dict], finished: bool) -> Manifest:
+    """The folder's manifest written: the tests listed `before`, an entry of this run's replacing
+    one of the same name in its place, this run's others after them. It is `complete` when no
+    run into the folder is left unfinished, each named by its selection under `unfinished`:
+    this one, unless `finished`, and those before it, unless this one gave the same selection."""
+    mine = {entry["name"]: entry for entry in entries}
+    # Each listed test, or this run's entry of its name in its place (taken out of `mine`).
+    kept = [mine.pop(entry["name"], entry) for entry in (before or {}).get("tests", [])]
+    this = json.loads(options.selection)
+    unfinished = [u for u in (before or {}).get("unfinished", []) if u != this] + ([] if finished else [this])
     manifest = {
         "tool": tool_versions(),
         "seed": options.seed,
         "include_ambiguous": options.include_ambiguous,
-        "complete": complete,
-        "tests": entries,
+        "complete": not unfinished,
+        "unfinished": unfinished,
+        "tests": kept + list(mine.values()),
     }
     write_atomic(options.out / MANIFEST, json.dumps(manifest, indent=1, sort_keys=True) + "\n", "the manifest")
-    return manifest
+    return Manifest(manifest, entries, finished)
 
 
 @dataclass(frozen=True)
@@ -236,11 +395,12 @@ def _names_planned(unit: WorkUnit, run_options: RunOptions) -> set[str]:
 
 
 def generate_units(units: list[WorkUnit], run_options: RunOptions, options: GenerateOptions,
-                   write_all: Callable[[list[GenerateUnit], Callable[[tuple[int, list[dict]]], None]], None]) -> dict:
+                   write_all: Callable[[list[GenerateUnit], Callable[[tuple[int, list[dict]]], None]], None]) -> Manifest:
     """`generate` over the plan's units, written by `write_all(tasks, hand_out)` (in worker
     processes, each unit's `write_unit` answer handed out as it comes): the same tests and
-    manifest as `generate` writes over their examples. The caller makes sure first that no test
-    would be replaced without `--force` (`names_taken`): the workers write as they go.
+    manifest as `generate` writes over their examples, the folder held by this process throughout
+    (`_claimed`). The caller makes sure first that no test would be replaced without `--force`
+    (`names_taken`): the workers write as they go.
 
     A worker stopped while writing a test (interrupted, or dead: its unit is written again) leaves
     it half-written beside the folder's tests: it is tidied away, or a replaced one put back.
@@ -249,24 +409,25 @@ def generate_units(units: list[WorkUnit], run_options: RunOptions, options: Gene
     that was there before (`--force`) is not this run's work, and finding out whether it holds the
     bytes the run would write costs its unit's cases drawn and computed again.
     """
-    check_folder(options.out, "golden tests into")
     if not units:
         check_selection([], run_options)  # says why there is nothing to write
-    tasks = [GenerateUnit(index, unit, options) for index, unit in enumerate(units)]
-    written: dict[int, list[dict]] = {}
-    # Directory times lag the clock by a tick or so: a second's margin costs at worst a unit
-    # looked at needlessly.
-    since = time.time_ns() - 1_000_000_000
-    try:
-        write_all(tasks, lambda answer: written.__setitem__(*answer))
-    except KeyboardInterrupt:
-        in_folder = _tidy_units(tasks, run_options)
-        _settle_units([t for t in tasks if t.index not in written and _written_since(options.out, in_folder[t.index], since)],
-                      run_options, written)
-    else:
-        _tidy_units(tasks, run_options)
-    entries = [entry for index in sorted(written) for entry in written[index]]
-    return _write_manifest(options, entries, complete=len(written) == len(tasks))
+    with _claimed(options.out) as before:
+        _write_manifest(options, before, [], finished=False)
+        tasks = [GenerateUnit(index, unit, options) for index, unit in enumerate(units)]
+        written: dict[int, list[dict]] = {}
+        # Directory times lag the clock by a tick or so: a second's margin costs at worst a unit
+        # looked at needlessly.
+        since = time.time_ns() - 1_000_000_000
+        try:
+            write_all(tasks, lambda answer: written.__setitem__(*answer))
+        except KeyboardInterrupt:
+            in_folder = _tidy_units(tasks, run_options)
+            _settle_units([t for t in tasks if t.index not in written and _written_since(options.out, in_folder[t.index], since)],
+                          run_options, written)
+        else:
+            _tidy_units(tasks, run_options)
+        entries = [entry for index in sorted(written) for entry in written[index]]
+        return _write_manifest(options, before, entries, finished=len(written) == len(tasks))
 
 
 def _tidy_units(tasks: list[GenerateUnit], run_options: RunOptions) -> dict[int, set[str]]:
@@ -371,21 +532,40 @@ def data_set_name(path: Path, data_set: int) -> str:
 def test_dirs(paths: Iterable[Path]) -> list[Path]:
     """Each path is a test directory (it holds model.onnx) or a folder of them.
 
-    A link inside a given folder that leads out of it is not followed.
+    A link inside a given folder that leads out of it is not followed, and a hidden folder in it
+    (`.test_*`: one a killed `generate` was writing) is no test; but a test that a `generate`
+    killed while replacing it had moved aside (`_write_test_dir`) is read where it is, when
+    nothing has taken its name: it is put back by the next `generate` there.
     """
     found: list[Path] = []
     for path in paths:
         if (path / "model.onnx").is_file():
             found.append(path)
         elif path.is_dir():
-            children = sorted(p for p in path.iterdir()
-                              if _inside(p, path) and p.is_dir() and (p / "model.onnx").is_file())
+            children = _tests_in(path)
             if not children:
                 raise GoldenError(f"{path}: no test directory (no model.onnx) in it")
             found += children
         else:
             raise GoldenError(f"{path}: {_not_a_folder(path)}")
     return found
+
+
+_RETIRED = re.compile(r"\.(test_[a-z0-9_]+)\.old\.[a-z0-9_]+")  # a test moved aside by `_write_test_dir`
+
+
+def _tests_in(folder: Path) -> list[Path]:
+    """The test directories in a folder (see `test_dirs`), in the order of their names."""
+    tests: dict[str, Path] = {}
+    retired: dict[str, Path] = {}
+    for entry in folder.iterdir():
+        moved = _RETIRED.fullmatch(entry.name)
+        if (entry.name.startswith(".") and not moved) or not _inside(entry, folder):
+            continue
+        child = entry / moved.group(1) if moved else entry
+        if _inside(child, folder) and child.is_dir() and (child / "model.onnx").is_file():
+            (retired if moved else tests)[child.name] = child
+    return [tests.get(name) or retired[name] for name in sorted(tests.keys() | retired.keys())]
 
 
 def _not_a_folder(path: Path) -> str:
@@ -401,7 +581,15 @@ def _inside(path: Path, root: Path) -> bool:
     """Whether `path`, a name in `root` or in a folder already found to lead inside it, leads
     inside `root` once links are followed. Only a link is resolved: resolving costs a system call
     for every part of a path, and a test folder holds several files."""
-    return not path.is_symlink() or path.resolve().is_relative_to(root.resolve())
+    return not path.is_symlink() or _resolves_inside(path, root)
+
+
+def _resolves_inside(path: Path, root: Path) -> bool:
+    """Whether `path`, its links followed, leads inside `root` (a loop of links leads nowhere)."""
+    try:
+        return path.resolve().is_relative_to(root.resolve())
+    except (OSError, RuntimeError):  # RuntimeError: a loop of links
+        return False
 
 
 def _refuse_link_out(path: Path, test: Path) -> Path:
@@ -426,23 +614,175 @@ def _checked_file(path: Path, test: Path) -> Path:
     return path
 
 
-def _load_tensor(path: Path) -> np.ndarray:
+def _load_tensor(path: Path, test: Path) -> np.ndarray:
+    """The array a .pb file of test directory `test` holds (see `_tensor_array`), its data stored
+    in an external file read from there (`_inline_external`)."""
+    tensor = onnx.TensorProto()
     try:
-        tensor = onnx.TensorProto()
         tensor.ParseFromString(path.read_bytes())
-        return numpy_helper.to_array(tensor)
-    except Exception as error:  # any parse or conversion failure is "corrupt", with its path
+    except Exception as error:  # any parse failure is "corrupt", with its path
         raise GoldenError(f"{path}: not a readable TensorProto ({type(error).__name__}: {error})") from None
+    _inline_external([(tensor, str(path))], path.parent, test)
+    return _tensor_array(tensor, str(path))
+
+
+def _tensor_array(tensor: onnx.TensorProto, where: str) -> np.ndarray:
+    """The array a stored tensor holds, once its dims and data are found to agree
+    (`_check_tensor`); `where` names it (a .pb file, or a model's tensor) in a GoldenError."""
+    if uses_external_data(tensor):
+        raise GoldenError(f"{where}: its data is in an external file, which conform reads only from a test's own directory")
+    try:
+        _check_tensor(tensor, where)
+        return numpy_helper.to_array(tensor)
+    except GoldenError:
+        raise
+    except Exception as error:  # any conversion failure is "corrupt", with its path
+        raise GoldenError(f"{where}: not a readable TensorProto ({type(error).__name__}: {error})") from None
+
+
+def _check_tensor(tensor: onnx.TensorProto, where: str) -> None:
+    """A GoldenError unless the tensor holds exactly the values its dims say: numpy_helper reads
+    dims [-1] as 'whatever the data holds', and a short or long field reshapes wrong or not at
+    all. Strings are in string_data, sub-byte types packed (int4, int2: in int32_data too),
+    complex numbers two to a value."""
+    dims, held = list(tensor.dims), _dtype_of(tensor, where)
+    count = _element_count(dims, held, where)
+    if held.kind == "string":
+        found, needed, field = len(tensor.string_data), count, "string_data"
+    elif tensor.HasField("raw_data"):
+        found, needed, field = len(tensor.raw_data), _stored_bytes(held, count), "raw_data bytes"
+    else:
+        field = onnx.helper.tensor_dtype_to_field(tensor.data_type)
+        packed = held.bits in (2, 4)
+        found = len(getattr(tensor, field))
+        needed = _stored_bytes(held, count) if packed else count * (2 if held.kind == "complex" else 1)
+        field = f"values in {field}"
+    if found != needed:
+        raise GoldenError(f"{where}: malformed: {held.name} dims {dims} need {needed:,} {field}; it holds {found:,}")
+
+
+def _element_count(dims: list[int], held: DType, where: str) -> int:
+    """How many values a tensor of these dims holds, refused when a dim is negative or they need
+    more than MAX_FILE_BYTES."""
+    if any(d < 0 for d in dims):
+        raise GoldenError(f"{where}: malformed: dims {dims} has a negative dimension")
+    count = math.prod(dims)
+    if _stored_bytes(held, count) > MAX_FILE_BYTES:
+        raise GoldenError(f"{where}: dims {dims} make {count:,} {held.name} values ({_stored_bytes(held, count):,} bytes), "
+                          f"more than the {MAX_FILE_BYTES:,} bytes conform reads")
+    return count
+
+
+def _dtype_of(tensor: onnx.TensorProto, where: str) -> DType:
+    try:
+        return from_elem_type(tensor.data_type)
+    except (ConformError, ValueError):  # undefined, or a number no onnx type has
+        raise GoldenError(f"{where}: not a readable TensorProto ({_type_name(tensor.data_type)})") from None
+
+
+def _stored_bytes(held: DType, count: int) -> int:
+    """The bytes `count` values of the type take in raw_data (sub-byte types packed; a string, in
+    string_data, a byte at least)."""
+    return (count * (held.bits or 8) + 7) // 8
+
+
+def _inline_external(tensors: list[tuple[onnx.TensorProto, str]], base: Path, test: Path) -> bool:
+    """Each of the tensors (each with what names it) whose data is in an external file, that data
+    read into its raw_data (`_external_bytes`), so that nothing reads the file again; whether
+    there was any. Their bytes in all are bounded as one file's are (MAX_FILE_BYTES)."""
+    external = [(tensor, where) for tensor, where in tensors if uses_external_data(tensor)]
+    sizes = [_external_size(tensor, where) for tensor, where in external]
+    if sum(sizes) > MAX_FILE_BYTES:
+        raise GoldenError(f"{external[0][1]}: external data of {sum(sizes):,} bytes in all, more than the "
+                          f"{MAX_FILE_BYTES:,} conform reads")
+    for (tensor, where), size in zip(external, sizes):
+        data = _external_bytes(tensor, size, where, base, test)
+        del tensor.external_data[:]
+        tensor.data_location = onnx.TensorProto.DEFAULT
+        tensor.raw_data = data
+    return bool(external)
+
+
+def _external_size(tensor: onnx.TensorProto, where: str) -> int:
+    """The bytes a tensor whose data is in an external file reads from it: what its dims need."""
+    held = _dtype_of(tensor, where)
+    if held.kind == "string":
+        raise GoldenError(f"{where}: a string tensor with external data, which onnx stores in the model only")
+    return _stored_bytes(held, _element_count(list(tensor.dims), held, where))
+
+
+def _external_bytes(tensor: onnx.TensorProto, size: int, where: str, base: Path, test: Path) -> bytes:
+    """The `size` bytes of a tensor's data in an external file, named by a path relative to
+    `base` (the folder of the file that stores the tensor) that must stay inside test directory
+    `test`: not absolute, no `..`, no link leading out. Read from its offset, and no further."""
+    info = {entry.key: entry.value for entry in tensor.external_data}
+    location = info.get("location", "")
+    named = f"{where}: external data '{location}'"
+    if not location or os.path.isabs(location) or ".." in Path(location).parts or "\0" in location:
+        raise GoldenError(f"{named}: not a path inside the test directory; conform reads external data only from there")
+    path = base / location
+    if not _resolves_inside(path, test):
+        raise GoldenError(f"{named}: a link leading out of {test}; not followed")
+    try:
+        offset, length = int(info.get("offset", 0)), int(info.get("length", size))
+    except ValueError:
+        raise GoldenError(f"{named}: its offset and length are not whole numbers") from None
+    if offset < 0 or length != size:
+        raise GoldenError(f"{named}: {length:,} bytes from offset {offset:,}, where its dims need {size:,}")
+    return _read_at(path, offset, size, named)
+
+
+def _read_at(path: Path, offset: int, size: int, named: str) -> bytes:
+    """`size` bytes of a file from `offset`; a GoldenError (`named` says what) when it is missing,
+    not a regular file, or shorter."""
+    try:
+        # Not blocking: a named pipe in place of the file would wait for a writer.
+        handle = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except OSError as error:
+        raise GoldenError(f"{named}: {'missing' if isinstance(error, FileNotFoundError) else error.strerror}") from None
+    with os.fdopen(handle, "rb") as stream:
+        status = os.fstat(handle)
+        if not stat.S_ISREG(status.st_mode):
+            raise GoldenError(f"{named}: not a regular file")
+        if status.st_size < offset + size:
+            raise GoldenError(f"{named}: {status.st_size:,} bytes, too few for {size:,} from offset {offset:,}")
+        stream.seek(offset)
+        data = stream.read(size)
+    if len(data) != size:
+        raise GoldenError(f"{named}: shorter than {offset + size:,} bytes")
+    return data
+
+
+def _model_tensors(model: onnx.ModelProto) -> Iterator[onnx.TensorProto]:
+    """Every tensor a model stores (initializers, sparse ones' values and indices, tensor
+    attributes), its subgraphs' and functions' too: any of them may name external data."""
+    graphs: list = [model.graph, *model.functions]
+    while graphs:
+        graph = graphs.pop()
+        if isinstance(graph, onnx.GraphProto):
+            yield from graph.initializer
+            for sparse in graph.sparse_initializer:
+                yield from (sparse.values, sparse.indices)
+        for node in graph.node:
+            for attribute in node.attribute:
+                yield from (attribute.t, *attribute.tensors)
+                for sparse in (attribute.sparse_tensor, *attribute.sparse_tensors):
+                    yield from (sparse.values, sparse.indices)
+                graphs += [attribute.g, *attribute.graphs]
 
 
 def _read_model(path: Path) -> tuple[onnx.ModelProto, bytes]:
-    """A test directory's model, parsed, and its bytes; a GoldenError naming the file when it
-    cannot be read."""
-    data = _checked_file(path / "model.onnx", path).read_bytes()
+    """A test directory's model, parsed, and its bytes (once any external data is read into it:
+    what a runtime is given names no file); a GoldenError naming the file when it cannot be read."""
+    model_file = path / "model.onnx"
+    data = _checked_file(model_file, path).read_bytes()
     try:
-        return onnx.load_from_string(data), data
+        model = onnx.load_from_string(data)  # reads no external data
     except Exception as error:  # protobuf errors have no common base worth naming
-        raise GoldenError(f"{path / 'model.onnx'}: not a readable model ({type(error).__name__}: {error})") from None
+        raise GoldenError(f"{model_file}: not a readable model ({type(error).__name__}: {error})") from None
+    if _inline_external([(t, f"{model_file}: tensor '{t.name}'") for t in _model_tensors(model)], path, path):
+        data = model.SerializeToString()
+    return model, data
 
 
 def read_tests(path: Path) -> list[GoldenTest]:
@@ -451,8 +791,8 @@ def read_tests(path: Path) -> list[GoldenTest]:
     tests = []
     for index in range(_count(path, DATA_SET_PREFIX, suffix="", folders=True)):
         folder = _refuse_link_out(path / f"{DATA_SET_PREFIX}{index}", path)
-        inputs = [_load_tensor(_checked_file(folder / f"input_{i}.pb", path)) for i in range(_count(folder, "input_"))]
-        outputs = [_load_tensor(_checked_file(folder / f"output_{i}.pb", path)) for i in range(_count(folder, "output_"))]
+        inputs = [_load_tensor(_checked_file(folder / f"input_{i}.pb", path), path) for i in range(_count(folder, "input_"))]
+        outputs = [_load_tensor(_checked_file(folder / f"output_{i}.pb", path), path) for i in range(_count(folder, "output_"))]
         test = GoldenTest(path, model, data, index, inputs, outputs)
         if len(inputs) != len(test.fed_inputs):
             raise GoldenError(f"{folder}: {len(inputs)} input files for {len(test.fed_inputs)} graph inputs")
@@ -499,7 +839,8 @@ def example_from_test(test: GoldenTest) -> Example | str:
     node, version = found
     graph = test.model.graph
     values = {i.name: a for i, a in zip(test.fed_inputs, test.inputs)}
-    values |= {t.name: numpy_helper.to_array(t) for t in graph.initializer}
+    model_file = test.path / "model.onnx"
+    values |= {t.name: _tensor_array(t, f"{model_file}: initializer '{t.name}'") for t in graph.initializer}
     inputs: dict[str, np.ndarray | None] = {}
     for formal, name in zip(version.inputs, node.input):
         if name and name not in values:
@@ -508,7 +849,7 @@ def example_from_test(test: GoldenTest) -> Example | str:
     missing = [f.name for f in version.inputs if not f.optional and inputs.get(f.name) is None]
     if missing:
         raise GoldenError(f"{test.path}: the node lacks its required input(s) {', '.join(missing)}")
-    attributes = {a.name: _attribute(a) for a in node.attribute}
+    attributes = {a.name: _attribute(a, f"{model_file}: attribute '{a.name}'") for a in node.attribute}
     reference = for_op(node.op_type)
     types = _types(version, {name: from_numpy(a.dtype).name for name, a in inputs.items() if a is not None},
                    {name: from_numpy(v.dtype).name for name, v in attributes.items() if isinstance(v, np.ndarray)},
@@ -528,10 +869,10 @@ def _node_and_version(model: onnx.ModelProto) -> tuple[onnx.NodeProto, OpVersion
     return graph.node[0], version_in_force(graph.node[0].op_type, opset)
 
 
-def _attribute(attribute: onnx.AttributeProto):
+def _attribute(attribute: onnx.AttributeProto, where: str):
     value = onnx.helper.get_attribute_value(attribute)
     if isinstance(value, onnx.TensorProto):
-        return numpy_helper.to_array(value)
+        return _tensor_array(value, where)
     if isinstance(value, bytes):
         return value.decode()
     if isinstance(value, (list, tuple)):
@@ -565,12 +906,15 @@ def _checkable(test: GoldenTest, expect_stored: bool, max_elements: int) -> tupl
         example = example_from_test(test)
         if isinstance(example, str):
             return example, None, None
+        folder = test.path / f"{DATA_SET_PREFIX}{test.data_set}"
+        if len(test.outputs) < len(test.model.graph.output):  # nothing to judge, nor to hold a runtime to
+            raise GoldenError(f"{folder / f'output_{len(test.outputs)}.pb'}: missing")
         refusal = too_large(example, max_elements)
         if refusal is not None:  # before the reference, which would allocate the output
             return example, None, refusal
         if expect_stored:
             if len(test.outputs) != 1:
-                raise GoldenError(f"{test.path / (DATA_SET_PREFIX + str(test.data_set))}: {len(test.outputs)} output files; "
+                raise GoldenError(f"{folder}: {len(test.outputs)} output files; "
                                   f"{example.op} has one output")
             example = dataclasses.replace(example, expect_output=test.outputs[0])
         return example, expected_for(example), None

@@ -16,7 +16,20 @@ whoever forked it; the thread runs whenever the runtime lets go of the GIL, as o
 while it runs a session. On Linux a worker also asks the kernel for SIGKILL when the process it
 was forked from dies (`PR_SET_PDEATHSIG`): for a spawned worker that is the requester, and the
 kill comes even while native code holds the GIL; a forked worker's is the server, which outlives
-its workers.
+its workers. Each worker leads a process group of its own, which the processes its runtime starts
+join: a worker is ended with its group (`kill_worker`, `end_group`), so that what a backend started
+(a server, a `sleep 300`) dies with it, whether it was killed, crashed or stopped when asked.
+
+Memory: the commands that run a runtime name a limit for each worker (`limit_worker_memory`, the
+`--memory-limit` option), which a worker sets on itself before it loads anything (RLIMIT_DATA:
+what it allocates, not the address space onnxruntime and numpy reserve), so that a runtime that
+leaks or asks for too much fails its case with a MemoryError, or dies in it, instead of bringing
+the out-of-memory killer to the machine.
+
+Interruptions: conform's own handlers of SIGINT and SIGTERM count the KeyboardInterrupts they
+raise (`interrupt`, `interruptions`), so that a runner calling a runtime in this process tells a
+Ctrl-C to conform, which stops the run, from a KeyboardInterrupt the runtime raised itself, which is
+its case's result.
 """
 
 from __future__ import annotations
@@ -28,19 +41,24 @@ import multiprocessing.forkserver
 import multiprocessing.util
 import os
 import pickle
+import re
 import shutil
 import signal
 import sys
 import threading
 from multiprocessing.connection import Connection, wait
 from multiprocessing.process import BaseProcess
-from typing import Any, Callable, NamedTuple
+from typing import Any, Callable, NamedTuple, NoReturn
 
 from . import scratch
 from .errors import UnavailableError
 from .runtime_log import new_file, redirect_output
 
 _PR_SET_PDEATHSIG = 1
+MEMORY_VARIABLE = "CONFORM_MEMORY_LIMIT"  # MiB each worker may allocate (0: no limit), in the environment workers get
+# A `--jobs` worker of a whole Slice run (every version, hypothesis cases, 512 sessions cached)
+# allocates up to ~600 MiB; with 400 it runs out in a few cases.
+SMALLEST_DEFAULT_LIMIT = 2048
 
 # What the fork server imports before it forks anything: what the workers run, minus onnxruntime.
 # Hypothesis is named: conform imports it only where cases are drawn (see `strategies`).
@@ -147,14 +165,140 @@ def start_logged_worker(target: Callable[..., None], args: tuple, daemon: bool =
 
 
 def _run(environment: dict[str, str], stderr_to: str | None, target: Callable[..., None], *args: Any) -> None:
+    lead_own_group()
     redirect_output(stderr_to)
     settle_imports()
-    # Ctrl-C reaches the whole process group: the parent decides what an interruption means.
+    # A worker left in its parent's process group (see lead_own_group) hears a Ctrl-C at the
+    # terminal: the parent decides what an interruption means.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     os.environ.clear()
     os.environ.update(environment)
+    _Memory.limit = limit_memory(environment.get(MEMORY_VARIABLE))
     die_with_parent()
     target(*args)
+
+
+def lead_own_group() -> None:
+    """Make this worker the leader of a process group of its own, which the processes it starts
+    join unless they leave it: its parent ends the group with it (see `kill_worker`, `end_group`)."""
+    if hasattr(os, "setpgid"):
+        try:
+            os.setpgid(0, 0)
+        except OSError:  # a session leader, say: its group stays its parent's, and only it is ended
+            pass
+
+
+def kill_worker(process: BaseProcess) -> None:
+    """SIGKILL to a worker and to every process of its group: what its runtime started dies with it."""
+    end_group(process)
+    process.kill()  # one that has not made its group yet
+
+
+def end_group(process: BaseProcess) -> None:
+    """SIGKILL to what is left of a worker's process group (what its runtime started and left
+    running), once the worker has ended or is being ended. A group outlives its leader while
+    any of its processes lives, and its id is given to no other process meanwhile; an empty one
+    is gone, and there is nothing to end."""
+    if process.pid is None or not hasattr(os, "killpg"):
+        return
+    try:
+        os.killpg(process.pid, signal.SIGKILL)
+    except OSError:  # no such group (it is empty, or never made): nothing left to end
+        pass
+
+
+class _Memory:
+    """The limit this worker process set on its memory, in MiB (None: none)."""
+
+    limit: int | None = None
+
+
+def limit_worker_memory(mebibytes: int | None) -> None:
+    """Have every worker started from now on (and each of theirs) limit its memory to `mebibytes`
+    (None: the default, `default_memory_limit`; 0: no limit)."""
+    os.environ[MEMORY_VARIABLE] = str(default_memory_limit() if mebibytes is None else mebibytes)
+
+
+def default_memory_limit() -> int:
+    """Half this machine's memory, and at least SMALLEST_DEFAULT_LIMIT MiB, in MiB: a worker that
+    leaks gets a MemoryError in its case (or dies in it) while the machine still has the other
+    half. 0 (no limit) where the machine does not say how much memory it has."""
+    try:
+        memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (AttributeError, ValueError, OSError):
+        return 0
+    return max(memory // 2 >> 20, SMALLEST_DEFAULT_LIMIT)
+
+
+def limit_memory(mebibytes: str | None) -> int | None:
+    """Limit what this process may allocate (RLIMIT_DATA) to `mebibytes` (as the environment holds
+    it); the limit set, or None where none is (none asked, 0, or a system without such a limit)."""
+    try:
+        import resource
+
+        size = int(mebibytes or 0) << 20
+        if size <= 0:
+            return None
+        hard = resource.getrlimit(resource.RLIMIT_DATA)[1]
+        if hard != resource.RLIM_INFINITY:
+            size = min(size, hard)
+        resource.setrlimit(resource.RLIMIT_DATA, (size, size))
+    except (ImportError, AttributeError, ValueError, OSError):
+        return None
+    return size >> 20
+
+
+def memory_limit_note() -> str:
+    """What a verdict adds when the runtime ran out of memory in a worker with a memory limit:
+    the limit and the option that sets it ('' without one)."""
+    if _Memory.limit is None:
+        return ""
+    return f"; its worker process may use at most {_Memory.limit:,} MiB (--memory-limit)"
+
+
+# What a runtime or Python writes when an allocation fails: C++'s std::bad_alloc, numpy's "Unable
+# to allocate", onnxruntime's "Failed to allocate memory", the C library's ENOMEM.
+_OUT_OF_MEMORY = re.compile(r"MemoryError|bad_alloc|Unable to allocate|Failed to allocate|Cannot allocate memory|[Oo]ut of memory")
+
+
+def died_of_memory_note(last_words: str) -> str:
+    """What the verdict of a worker that died adds when its last words (see runtime_log) read as a
+    failed allocation and workers have a memory limit: that it may have reached it ('' otherwise)."""
+    limit = os.environ.get(MEMORY_VARIABLE, "0")
+    if not limit.isdigit() or not int(limit) or not _OUT_OF_MEMORY.search(last_words):
+        return ""
+    return f"; it may have reached its memory limit of {int(limit):,} MiB (--memory-limit)"
+
+
+class _Interruptions:
+    """How many KeyboardInterrupts conform's own signal handlers have raised in this process."""
+
+    raised = 0
+
+
+def interrupt() -> NoReturn:
+    """Raise KeyboardInterrupt from one of conform's signal handlers, counted (see `interruptions`)."""
+    _Interruptions.raised += 1
+    raise KeyboardInterrupt
+
+
+def interruptions() -> int:
+    """How many KeyboardInterrupts conform's own signal handlers have raised so far: a runner that
+    catches a KeyboardInterrupt from a runtime called in this process raises it again when this
+    changed during the call (conform was interrupted), and makes it the case's result otherwise."""
+    return _Interruptions.raised
+
+
+def hear_interruptions() -> None:
+    """Count a SIGINT that would raise KeyboardInterrupt through Python's own handler (a library
+    user's, pytest's) as one of conform's (see `interruptions`); where SIGINT is ignored or handled
+    otherwise, or away from the main thread, nothing changes."""
+    if threading.current_thread() is threading.main_thread() and signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+        signal.signal(signal.SIGINT, _interrupted)
+
+
+def _interrupted(signum, frame) -> NoReturn:
+    interrupt()
 
 
 def settle_imports() -> None:
@@ -186,6 +330,8 @@ def _exit_when_gone(sentinel: int) -> None:
     # The sentinel is a pipe only the parent holds open: it reads as ready once the parent is gone,
     # also when that happened before this thread started.
     wait([sentinel])
+    if hasattr(os, "killpg") and os.getpgid(0) == os.getpid():  # with what its runtime started
+        os.killpg(0, signal.SIGKILL)
     os._exit(1)
 
 

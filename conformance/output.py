@@ -1,8 +1,9 @@
 """The files conform writes (reports, golden tests, shrunk cases, expectation files): each is written
 whole or not at all, and a place that cannot take it is an OutputError naming the file, not a traceback.
 
-`check_writable` tries a place before a run spends minutes on the results it will hold. A report
-may go to stdout: `-`, as most command-line tools read it, or a path that names it (/dev/stdout).
+`check_writable` tries a place before a run spends minutes on the results it will hold; a place
+that fails later all the same (a folder made read-only meanwhile) loses only that file (`Writes`).
+A report may go to stdout: `-`, as most command-line tools read it, or a path that names it (/dev/stdout).
 """
 
 from __future__ import annotations
@@ -29,6 +30,23 @@ def writing(path: Path, what: str) -> Iterator[None]:
     except OSError as error:
         reason = error.strerror or str(error)
         raise OutputError(f"cannot write {what} {path}: {reason}") from error
+
+
+class Writes:
+    """The files a command writes once its work is done, each tried whatever became of those before
+    it: one that cannot be written is kept (`failed`, the message of its OutputError) for the command
+    to tell as it ends, and the others are written all the same."""
+
+    def __init__(self) -> None:
+        self.failed: list[str] = []
+
+    @contextmanager
+    def attempt(self) -> Iterator[None]:
+        """Within it, an OutputError ends the block and is kept, not raised."""
+        try:
+            yield
+        except OutputError as error:
+            self.failed.append(error.message)
 
 
 def write_atomic(path: Path, text: str, what: str = "the file") -> None:

@@ -63,7 +63,7 @@ from .runners import Runner, RunnerSpec, RunOutput
 from .runners import isolated
 from .runners.isolated import IsolatedRunner
 from .runners.isolated import death as _death
-from .lifetime import serve, start_logged_worker, start_own_server
+from .lifetime import end_group, kill_worker, serve, start_logged_worker, start_own_server
 from .runtime_log import position, written_since
 
 Task = WorkUnit | ShrinkTask | GoldenUnit | GenerateUnit | DiffUnit  # what a worker is given (see also _HangMarked)
@@ -482,7 +482,7 @@ class _Worker:
 
     def ask_to_stop(self, kill: bool) -> None:
         if kill:
-            self.process.kill()
+            kill_worker(self.process)
             return
         try:
             self.connection.send(None)
@@ -490,7 +490,10 @@ class _Worker:
             pass
 
     def wait(self) -> None:
+        """Wait for the worker to end, then end what is left of its process group (what a runtime
+        it ran in-process started)."""
         self.process.join(5)
+        end_group(self.process)
         self.connection.close()
 
 

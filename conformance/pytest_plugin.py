@@ -49,6 +49,8 @@ OPTIONS = (
     ("--conform-max-elements", {"type": int, "help": "Skip cases whose output would be larger (default: as conform run's)."}),
     ("--conform-no-isolation", {"action": "store_true",
                                 "help": "Run the runtime in pytest's process (a crash ends the session)."}),
+    ("--conform-memory-limit", {"type": int, "help": "MiB of memory each worker process may allocate "
+                                                     "(default: half this machine's memory, at least 2048; 0: no limit)."}),
 )
 
 
@@ -230,8 +232,13 @@ def _conform_session(config: pytest.Config, with_runners: bool = True) -> Confor
     from .report import gate_record, recorded_gate
     from .runners import DEFAULT_TIMEOUT, MAX_TIMEOUT, MIN_TIMEOUT, OPTIMIZATIONS, make_runner
     from .errors import UsageError
+    from .lifetime import limit_worker_memory
 
     option = config.getoption
+    memory_limit = option("--conform-memory-limit")
+    if memory_limit is not None and memory_limit < 0:
+        raise UsageError(f"--conform-memory-limit takes MiB, at least 0 (no limit), not {memory_limit}")
+    limit_worker_memory(memory_limit)
     examples, timeout = option("--conform-examples"), option("--conform-timeout")
     timeout = DEFAULT_TIMEOUT if timeout is None else timeout
     if not MIN_TIMEOUT <= timeout <= MAX_TIMEOUT:

@@ -10,6 +10,13 @@ out (`discard`, from __main__.leave), so a worker killed mid-case (a crash, a ti
 nothing in the system's temporary folder. Used as a library (tests, the pytest plugin), nothing
 calls `discard`: the interpreter's exit does.
 
+Only a folder conform made is used or removed: one holding its owner file (OWNER), which every
+scratch folder gets as it is made. A `CONFORM_SCRATCH` naming anything else (a folder a user
+named so) is neither used nor emptied nor removed: a fresh folder is made. A command's own
+process does not take the folder named in the environment it started with either
+(`forget_inherited`): that one is the folder of the command whose worker started it (a backend
+that runs `conform`), and stays that command's. A process removes only the folders it made.
+
 A command killed outright (SIGKILL: the out-of-memory killer, a CI job's hard timeout) removes
 nothing. So the process that makes a scratch folder holds a lock on a file in it (OWNER) for as
 long as it lives, the kernel letting go of it however the process ends, and lists there what else
@@ -26,6 +33,7 @@ import os
 import shutil
 import stat
 import tempfile
+from typing import TextIO
 
 try:
     import fcntl
@@ -34,19 +42,33 @@ except ImportError:  # Windows
 
 FOLDER_VARIABLE = "CONFORM_SCRATCH"
 HYPOTHESIS_VARIABLE = "HYPOTHESIS_STORAGE_DIRECTORY"  # hypothesis reads it once, when it first stores something
+HYPOTHESIS_KIND = "hypothesis"
 PREFIX = "conform-"
-OWNER = ".owner"  # locked while the process that made the folder lives; lists what goes with the folder
-_owner: list = []  # this process's owner file, open and locked until the process ends
+OWNER = ".owner"  # marks a folder as conform's; locked while the process that made it lives; lists what goes with it
+
+
+class _Made:
+    """The scratch folders this process made, each with its owner file, open (and locked) until the
+    folder is removed: one for a command; as a library, one more each time the environment stops
+    naming the last (a test's own temporary folder), the others' locks held all the same."""
+
+    owners: dict[str, TextIO] = {}
 
 
 def folder(kind: str) -> str:
     """The subfolder `kind` of this command's scratch folder, made (with the folder) if needed."""
-    root = os.environ.get(FOLDER_VARIABLE)
-    if not root or not os.path.isdir(root):
+    root = _named()
+    if root is None:
         root = os.environ[FOLDER_VARIABLE] = _made()
     path = os.path.join(root, kind)
     os.makedirs(path, exist_ok=True)
     return path
+
+
+def _named() -> str | None:
+    """The scratch folder the environment names, when it is one conform made (see `_marked`)."""
+    root = os.environ.get(FOLDER_VARIABLE)
+    return root if root and _marked(root) else None
 
 
 def _made() -> str:
@@ -54,23 +76,34 @@ def _made() -> str:
     remove_abandoned()
     root = tempfile.mkdtemp(prefix=PREFIX)
     atexit.register(shutil.rmtree, root, True)
+    # Locked before it takes its name: a sweep never finds an owner file that is not locked yet.
+    # Where there are no locks (and no sweep), it is made under its name: Windows renames no open file.
+    stream = open(os.path.join(root, OWNER + ".new" if fcntl is not None else OWNER), "w", encoding="utf-8")
     if fcntl is not None:
-        # Locked before it takes its name: a sweep never finds an owner file that is not locked yet.
-        stream = open(os.path.join(root, OWNER + ".new"), "w", encoding="utf-8")
         fcntl.flock(stream, fcntl.LOCK_EX | fcntl.LOCK_NB)
         os.replace(stream.name, os.path.join(root, OWNER))
-        _owner[:] = [stream]
+    _Made.owners[root] = stream
     return root
+
+
+def forget_inherited() -> None:
+    """In a command's own process, first thing: leave alone the scratch folder named in the
+    environment it started with, that of the command whose worker started this one (a backend
+    that runs `conform`), or a folder a user named so. This command makes its own when it needs
+    one (`folder`). Hypothesis's storage in the inherited folder goes with it; one a user named stays."""
+    inherited = os.environ.pop(FOLDER_VARIABLE, None)
+    if inherited and os.environ.get(HYPOTHESIS_VARIABLE) == os.path.join(inherited, HYPOTHESIS_KIND):
+        del os.environ[HYPOTHESIS_VARIABLE]
 
 
 def remove_with_it(path: str) -> None:
     """Have `path`, a folder this process made in the temporary folder, removed with its scratch
     folder by a later command, should this one be killed before it removes both itself."""
-    if not _owner:
-        folder("")  # makes the scratch folder, and so the owner file
-    if _owner:
-        _owner[0].write(path + "\n")
-        _owner[0].flush()
+    folder("")  # makes the scratch folder, and so the owner file, unless this is a worker of a command that has one
+    owner = _Made.owners.get(_named())
+    if owner is not None:
+        owner.write(path + "\n")
+        owner.flush()
 
 
 def remove_abandoned() -> None:
@@ -87,7 +120,7 @@ def remove_abandoned() -> None:
 def _abandoned(root: str) -> list[str] | None:
     """What a scratch folder's owner file lists, when the folder is this user's and its owner is
     gone; else None (its command lives, or the folder is not one of ours to judge)."""
-    if not _own_folder(root):
+    if not _marked(root):
         return None
     try:
         with open(os.path.join(root, OWNER), encoding="utf-8") as stream:
@@ -104,17 +137,26 @@ def _in_temporary_folder(path: str) -> bool:
 
 
 def _own_folder(path: str) -> bool:
-    """Whether `path` is a folder (not a link to one) of this user's."""
+    """Whether `path` is a folder (not a link to one) of this user's (where files have owners)."""
     try:
         found = os.lstat(path)
     except OSError:
         return False
-    return stat.S_ISDIR(found.st_mode) and found.st_uid == os.getuid()
+    return stat.S_ISDIR(found.st_mode) and (not hasattr(os, "getuid") or found.st_uid == os.getuid())
+
+
+def _marked(root: str) -> bool:
+    """Whether `root` is a scratch folder conform made: a folder of this user's holding an owner
+    file (a file, not a link to one). Nothing else is used as one, emptied or removed."""
+    try:
+        return _own_folder(root) and stat.S_ISREG(os.lstat(os.path.join(root, OWNER)).st_mode)
+    except OSError:
+        return False
 
 
 def existing(kind: str) -> str | None:
     """The subfolder `kind` when this command has made it, else None (and nothing is made)."""
-    root = os.environ.get(FOLDER_VARIABLE)
+    root = _named()
     path = os.path.join(root, kind) if root else None
     return path if path and os.path.isdir(path) else None
 
@@ -128,16 +170,17 @@ def hold_hypothesis_storage() -> None:
     if HYPOTHESIS_VARIABLE in os.environ:
         return
     try:
-        os.environ[HYPOTHESIS_VARIABLE] = folder("hypothesis")
+        os.environ[HYPOTHESIS_VARIABLE] = folder(HYPOTHESIS_KIND)
     except OSError:
         pass  # no temporary folder to be had: hypothesis stores where it would have
 
 
 def discard() -> None:
-    """Remove this command's scratch folder and everything in it, if it made one."""
-    root = os.environ.pop(FOLDER_VARIABLE, None)
-    if root:
+    """Remove the scratch folders this process made, and everything in them; nothing else (a folder
+    the environment names that this process did not make stays, and stays named)."""
+    for root, owner in _Made.owners.items():
+        if os.environ.get(FOLDER_VARIABLE) == root:
+            del os.environ[FOLDER_VARIABLE]
+        owner.close()  # first: Windows removes no open file
         shutil.rmtree(root, ignore_errors=True)
-    for stream in _owner:
-        stream.close()
-    _owner.clear()
+    _Made.owners.clear()

@@ -103,9 +103,11 @@ def test_golden_tests_too_large_are_refused_before_the_reference_computes_them(t
     assert peak_kib < 1024 * 1024, f"run --from: peak RSS {peak_kib // 1024} MiB: something was allocated"
 
     # Beside tests verify can check: a folder of nothing but refused tests is "nothing to verify".
+    # (generate writes only into a folder of its own, not into one of tests it did not write.)
     subprocess.run([sys.executable, "-m", "conformance", "generate", "--op", "Clip", "--opset", "13", "--dtype", "float",
-                    "--no-hypothesis", "--out", str(tmp_path / "golden")], capture_output=True, timeout=300, check=True)
-    code, peak_kib = conform_peak_rss(tmp_path, "verify", str(tmp_path / "golden"), "--report-json", str(tmp_path / "verify.json"))
+                    "--no-hypothesis", "--out", str(tmp_path / "clip")], capture_output=True, timeout=300, check=True)
+    code, peak_kib = conform_peak_rss(tmp_path, "verify", str(tmp_path / "golden"), str(tmp_path / "clip"),
+                                      "--report-json", str(tmp_path / "verify.json"))
     [skipped] = json.loads((tmp_path / "verify.json").read_text())["skipped"]
     assert code == 0 and skipped["reason"].startswith("skipped: too large")
     assert peak_kib < 1024 * 1024, f"verify: peak RSS {peak_kib // 1024} MiB: something was allocated"
@@ -301,9 +303,10 @@ def test_a_command_writes_in_the_working_folder_only_what_it_was_told_and_leaves
     assert conform_folders(temporary) == []
 
 
-def wait_until_busy(process: subprocess.Popen, folder: Path) -> None:
-    """Return once the slow backend, run from `folder`, says the run is under way."""
-    busy = folder / "slow-backend-busy"
+def wait_until_busy(process: subprocess.Popen, folder: Path, mark: str = "slow-backend-busy") -> None:
+    """Return once the slow backend, run from `folder`, says the run is under way (or another
+    test backend leaves its `mark` there)."""
+    busy = folder / mark
     for _ in range(600):
         if busy.exists() or process.poll() is not None:
             break

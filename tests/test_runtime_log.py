@@ -44,10 +44,10 @@ def test_keep_gathers_every_worker_file_in_order_and_removes_them(own_scratch):
     _write(tmp_path / quiet, "")
     _write(tmp_path / second, "\x1b[0;93mthree\x1b[m")
     kept = tmp_path / "report.stderr.log"
-    assert runtime_log.keep(kept) == 3
+    assert runtime_log.keep(kept) == (3, 0)
     assert kept.read_text() == "== worker process 1 ==\none\ntwo\n== worker process 3 ==\nthree\n"
     assert not scratch.os.path.exists(folder) and scratch.existing(runtime_log.KIND) is None
-    assert runtime_log.keep(tmp_path / "again.log") == 0 and not (tmp_path / "again.log").exists()
+    assert runtime_log.keep(tmp_path / "again.log") == (0, 0) and not (tmp_path / "again.log").exists()
     scratch.discard()
     assert [p.name for p in tmp_path.iterdir()] == ["report.stderr.log"]
 

@@ -118,7 +118,8 @@ def failure_text(result, others: list | tuple = (), verdict_line: bool = True) -
     if minimal and "skipped" in minimal:
         body.append(f"{minimal['skipped']}\n", style="dim")
     elif minimal:
-        body.append("shrunk by hypothesis to a minimal case (saved as " + minimal["file"] + "):\n", style="bold")
+        saved_as = f"saved as {minimal['file']}" if "file" in minimal else f"not saved: {minimal['unsaved']}"
+        body.append(f"shrunk by hypothesis to a minimal case ({saved_as}):\n", style="bold")
         body.append(minimal["yaml"])
     saved = [m["file"] for m in (r.extra.get("minimal") for r in others) if m and "file" in m]
     if saved:

@@ -9,6 +9,8 @@ from typing import Any, Callable, Protocol
 
 import numpy as np
 
+from ..dtypes import from_numpy
+from ..lifetime import interruptions, memory_limit_note
 from ..model import BuiltModel
 
 
@@ -19,11 +21,23 @@ class RunOutput:
     outputs: tuple[np.ndarray, ...] = ()
     error: str | None = None
     unsupported: bool = False
-    fault: str | None = None  # "crash", "timeout" (its process died or hung) or "fallback" (another provider ran the node)
+    # The outcome the runner decided, not the comparison: "crash" (its process died, or the runtime
+    # raised what ends a process or ran out of memory), "timeout" (it hung), "fallback" (another
+    # provider ran the node) or "fail" (it answered, with no outputs: see checked_outputs).
+    fault: str | None = None
 
     @classmethod
     def failed(cls, error: str) -> "RunOutput":
         return cls(error=error)
+
+    @classmethod
+    def crashed(cls, message: str) -> "RunOutput":
+        return cls(error=message, fault="crash")
+
+    @classmethod
+    def malformed(cls, message: str) -> "RunOutput":
+        """An answer that is no outputs: the runtime's fault, whatever the case expects (a `fail`)."""
+        return cls(error=message, fault="fail")
 
     @classmethod
     def not_supported(cls, reason: str) -> "RunOutput":
@@ -71,21 +85,29 @@ class SessionCache:
         self._items: OrderedDict[bytes, tuple[Any, RunOutput | None]] = OrderedDict()
 
     def get(self, built: BuiltModel) -> tuple[Any, RunOutput | None]:
-        """(session, None), or (None, the refusal) when the runtime refused the model."""
+        """(session, None), or (None, the refusal) when the runtime refused the model; or (None, a
+        crash) when making the session crashed (see `raised`), which is not remembered: it says
+        how the runtime fared then, not what it makes of the model."""
         found = self._items.get(built.data)
         if found is None:
-            found = self._items[built.data] = self._make(built)
-            if len(self._items) > self._size:
-                self._items.popitem(last=False)
+            found = self._make(built)
+            if found[1] is None or found[1].fault is None:
+                self._items[built.data] = found
+                if len(self._items) > self._size:
+                    self._items.popitem(last=False)
         else:
             self._items.move_to_end(built.data)
         return found
 
     def _make(self, built: BuiltModel) -> tuple[Any, RunOutput | None]:
+        heard = interruptions()
         try:
             return self._create(built), None
         except Exception as error:  # a runtime refusing a model is a result, not a crash
+            interrupted_since(heard)
             return None, self._refused(error)
+        except BaseException as error:
+            return None, raised(error, heard)
 
 
 def timeout_message(seconds: float) -> str:
@@ -104,11 +126,94 @@ def classified(error: BaseException, unsupported_markers: tuple[str, ...]) -> Ru
     unittest.SkipTest, which onnx's backend test runner takes as "not supposed to implement it",
     BackendIsNotSupposedToImplementIt; an exception class named NotImplemented, as onnxruntime
     raises for an op version or type it has no kernel for, also through its onnx.backend) or in
-    its own (a message with one of the markers); else an error."""
+    its own (a message with one of the markers); else an error. A MemoryError refuses nothing:
+    the runtime ran out of memory, a crash of its case (in a worker, one the memory limit made)."""
+    if isinstance(error, MemoryError):
+        return RunOutput.crashed(f"the runtime ran out of memory: {first_line(error)}{memory_limit_note()}")
     text = first_line(error)
     if _says_not_implemented(error) or any(marker in str(error) for marker in unsupported_markers):
         return RunOutput.not_supported(text)
     return RunOutput.failed(text)
+
+
+def raised(error: BaseException, heard: int, unsupported_markers: tuple[str, ...] = ()) -> RunOutput:
+    """What anything a runtime raised makes of its case. An exception that is no Exception
+    (SystemExit, KeyboardInterrupt, GeneratorExit...) would end the process that runs the runtime,
+    this one with `--no-isolation`: a crash of the case, and the run goes on. When conform itself
+    was interrupted meanwhile (`heard`: `lifetime.interruptions()` before the call), whatever the
+    runtime made of it, KeyboardInterrupt is raised again. Anything else is `classified`."""
+    interrupted_since(heard)
+    if isinstance(error, Exception):
+        return classified(error, unsupported_markers)
+    return RunOutput.crashed(f"the runtime raised {shown(error)}, which would end the process running it")
+
+
+def interrupted_since(heard: int) -> None:
+    """Raise KeyboardInterrupt when conform's own signal handlers raised one since `heard` (see
+    lifetime.interruptions): a runtime that caught it, or turned it into something else, does
+    not keep conform from stopping."""
+    if interruptions() != heard:
+        raise KeyboardInterrupt
+
+
+def shown(error: BaseException) -> str:
+    """An exception as a verdict names it, as it would be raised: `SystemExit(0)`."""
+    return f"{type(error).__name__}({', '.join(repr(argument)[:200] for argument in error.args)})"
+
+
+def checked_outputs(answer: Any, count: int, who: str = "the runtime") -> RunOutput:
+    """What a runtime's run returned, as its RunOutput: a list or tuple of `count` outputs, each an
+    array of a tensor type (or what numpy makes one of: a number, a nested list; strings are
+    taken as a string tensor's objects, another byte order as this machine's). Anything else is
+    the case's `fail`, saying what came back (`who`: the runtime, as the message names it)."""
+    if not isinstance(answer, (list, tuple)):
+        return RunOutput.malformed(f"{who} returned {_kind_of(answer)}, not a list of arrays")
+    if len(answer) != count:
+        return RunOutput.malformed(f"{who} returned {len(answer)} outputs; the model has {count}")
+    outputs = []
+    for index, value in enumerate(answer):
+        array = _array(value)
+        if isinstance(array, str):
+            return RunOutput.malformed(f"{who}'s output {index} is {array}")
+        outputs.append(array)
+    return RunOutput(tuple(outputs))
+
+
+def _array(value: Any) -> np.ndarray | str:
+    """The output as an array of a tensor type, or what it is instead, in words."""
+    if value is None:
+        return "None, not an array"
+    try:
+        array = np.asarray(value)
+    except Exception as error:  # whatever numpy makes of an object it cannot take
+        return f"{_kind_of(value)}, which numpy makes no array of ({first_line(error)})"
+    kind = array.dtype.kind
+    if kind == "O":
+        return _strings(value, array)
+    if kind in "US":
+        return array.astype(object)
+    if not array.dtype.isnative:
+        array = array.astype(array.dtype.newbyteorder("="))
+    try:
+        from_numpy(array.dtype)
+    except (ValueError, KeyError, TypeError):
+        return f"an array of numpy's {array.dtype}, which is no tensor type"
+    return array
+
+
+def _strings(value: Any, array: np.ndarray) -> np.ndarray | str:
+    """An array of Python objects: a string tensor's, when each is a str (or bytes)."""
+    if array.ndim == 0 and not isinstance(value, np.ndarray):
+        return f"{_kind_of(value)}, not an array"
+    for item in array.flat:
+        if not isinstance(item, (str, bytes)):
+            return f"an array of Python objects ({_kind_of(item)} among them), where only a string tensor's holds objects: str"
+    return array
+
+
+def _kind_of(value: Any) -> str:
+    """What a value is, in words: None, or 'a value of type dict'."""
+    return "None" if value is None else f"a value of type {type(value).__name__}"
 
 
 def _says_not_implemented(error: BaseException) -> bool:

@@ -19,6 +19,11 @@ the fresh worker.
 A worker's stderr goes to a file of its own (see runtime_log), and each of its frames says how
 far that file had got: a crash or timeout quotes what the runtime wrote after the last answer,
 that is while running the case that died or hung, and a failed load what it wrote while loading.
+
+A worker answers a case as a crash when its runtime raised what ends a process (SystemExit...) or
+ran out of memory (see base.raised, and lifetime's memory limit): such a runtime is not trusted
+with more cases, and the worker is replaced as if it had died, the cases after it sent to the
+fresh one. A worker is ended with its process group, and so with whatever its runtime started.
 """
 
 from __future__ import annotations
@@ -35,7 +40,7 @@ from typing import Iterable, Iterator
 import onnx
 
 from ..errors import UnavailableError
-from ..lifetime import LoggedWorker, start_logged_worker
+from ..lifetime import LoggedWorker, died_of_memory_note, end_group, kill_worker, start_logged_worker
 from ..runtime_log import position, written_since
 from ..model import BuiltModel
 from . import DEFAULT_TIMEOUT, RunnerSpec
@@ -75,11 +80,13 @@ def _parsed(data: bytes) -> onnx.ModelProto:
 
 
 def _end(process, connection: Connection, kill: bool = True) -> None:
-    """End a worker (killed first unless it was asked to stop) and close its end of the pipe; a
-    spare, which holds no case, is ended so, with nothing of it waited for but its exit."""
+    """End a worker (killed first unless it was asked to stop) and what its runtime started, and
+    close its end of the pipe; a spare, which holds no case, is ended so, with nothing of it waited
+    for but its exit."""
     if kill:
-        process.kill()
+        kill_worker(process)
     process.join(5)
+    end_group(process)
     connection.close()
 
 
@@ -263,7 +270,11 @@ class IsolatedRunner:
                 if self._arrives_within(self.timeout):
                     waiting.popleft()
                     answer, self._logged = pickle.loads(self._channel.receive())
-                    return unpack_output(answer)
+                    outcome = unpack_output(answer)
+                    if outcome.fault == "crash":  # answered, by a runtime not to be trusted with more cases
+                        self._stop(kill=True)
+                        self._resend(waiting)
+                    return outcome
                 self._stop(kill=True)
                 outcome = RunOutput.timed_out(self.timeout, self._last_words())
             except _NotLoaded as failure:
@@ -274,7 +285,8 @@ class IsolatedRunner:
                 continue
             except (EOFError, OSError):
                 died = self._stop(kill=False)
-                outcome = RunOutput(error=f"the runtime's worker process died: {died}{self._last_words()}", fault="crash")
+                last_words = self._last_words()
+                outcome = RunOutput.crashed(f"the runtime's worker process died: {died}{last_words}{died_of_memory_note(last_words)}")
             waiting.popleft()
             self._resend(waiting)
             return outcome

@@ -6,7 +6,7 @@ import numpy as np
 import onnx
 
 from ..model import BuiltModel
-from .base import RunOutput, SessionCache, classified
+from .base import RunOutput, SessionCache, checked_outputs, classified
 
 # What ReferenceEvaluator says when it has no implementation of an op version.
 UNSUPPORTED_MARKERS = ("No implementation for operator",)
@@ -40,4 +40,4 @@ class OnnxReferenceRunner:
                 outputs = evaluator.run(None, dict(built.feeds))
         except Exception as error:  # any refusal by the runtime is a result
             return classified(error, UNSUPPORTED_MARKERS)
-        return RunOutput(outputs=tuple(np.asarray(o) for o in outputs))
+        return checked_outputs(outputs, len(built.model.graph.output), "onnx.reference")
