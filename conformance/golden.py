@@ -15,10 +15,9 @@ a lock on the folder while it writes: a second `generate` into it is refused, an
 to the manifest rather than replacing it. What a killed `generate` leaves half-done (hidden
 `.test_*` folders) is never read as a test, and the next `generate` there tidies it.
 
-Golden folders may come from strangers: every tensor read from one (a .pb file, a model's
-initializers and tensor attributes) goes through `_tensor_array`, which refuses dims its data does
-not fill; data stored in an external file is read only from inside the test's own directory, and
-no more of it than the tensor's dims need.
+Golden folders may come from strangers: what is read from a test directory (its model and .pb
+files, and any external data they name) is read through `stored_files`, which bounds it and keeps
+it inside the test directory.
 """
 
 from __future__ import annotations
@@ -26,7 +25,6 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
-import math
 import os
 import re
 import shlex
@@ -42,7 +40,6 @@ from typing import Callable, Iterable, Iterator, NamedTuple
 import numpy as np
 import onnx
 from onnx import numpy_helper
-from onnx.external_data_helper import uses_external_data
 
 try:
     import fcntl
@@ -53,7 +50,7 @@ from . import tool_versions
 from .case import Example, case_id, is_hypothesis_slug, slug
 from .compare import AMBIGUOUS, PASS, Verdict, judge
 from .compare import SKIPPED as SKIPPED_OUTCOME
-from .dtypes import DType, from_elem_type, from_numpy
+from .dtypes import from_elem_type, from_numpy
 from .errors import ConformError, UsageError
 from .execute import (DEFAULT_MAX_ELEMENTS, Result, RunOptions, Staged, WorkUnit, _output_rank, check_selection,
                       chooser, examples_of, expected_for, judging_options, planned_ids, run_staged, too_large,
@@ -62,20 +59,16 @@ from .model import BuiltModel, build
 from .reference import covered_ops, for_op
 from .reference.base import Expected
 from .registry import OpVersion, version_in_force
-from .output import check_folder, write_atomic, writing
+from .output import check_folder, umask, write_atomic, writing
 from .runners.base import Runner, RunOutput
+from .stored_files import (GoldenError, checked_file, inside, load_tensor, read_model, refuse_link_out, tensor_array,
+                           type_name)
 
 MANIFEST = "manifest.json"
-MAX_FILE_BYTES = 512 * 2**20  # a golden model or tensor file larger than this is refused unread; so is a tensor this large
 MAX_MANIFEST_BYTES = 64 * 2**20  # a manifest.json larger than this is not one conform wrote (200,000-odd tests)
 DATA_SET_PREFIX = "test_data_set_"
 DATA_SET = f"{DATA_SET_PREFIX}0"
 SKIPPED = "skipped"
-
-
-class GoldenError(ConformError):
-    """Unreadable golden data: a missing or corrupt model or .pb, with the path named (exit 2 from
-    `run --from`; `verify` lists the test as Unreadable and goes on)."""
 
 
 class Unreadable(NamedTuple):
@@ -140,6 +133,7 @@ def _write_test_dir(out: Path, name: str, files: dict[str, bytes]) -> None:
     old one moved aside, which `_tidy_interrupted` puts back."""
     temporary = Path(tempfile.mkdtemp(dir=out, prefix=f".{name}."))
     try:
+        temporary.chmod(0o777 & ~umask())  # mkdtemp's 0700 would keep the test from the rest of a team
         for relative, data in files.items():
             path = temporary / relative
             path.parent.mkdir(parents=True, exist_ok=True)
@@ -560,10 +554,10 @@ def _tests_in(folder: Path) -> list[Path]:
     retired: dict[str, Path] = {}
     for entry in folder.iterdir():
         moved = _RETIRED.fullmatch(entry.name)
-        if (entry.name.startswith(".") and not moved) or not _inside(entry, folder):
+        if (entry.name.startswith(".") and not moved) or not inside(entry, folder):
             continue
         child = entry / moved.group(1) if moved else entry
-        if _inside(child, folder) and child.is_dir() and (child / "model.onnx").is_file():
+        if inside(child, folder) and child.is_dir() and (child / "model.onnx").is_file():
             (retired if moved else tests)[child.name] = child
     return [tests.get(name) or retired[name] for name in sorted(tests.keys() | retired.keys())]
 
@@ -577,222 +571,14 @@ def _not_a_folder(path: Path) -> str:
     return "a file, not a test directory (a folder holding model.onnx and test_data_set_N) or a folder of them"
 
 
-def _inside(path: Path, root: Path) -> bool:
-    """Whether `path`, a name in `root` or in a folder already found to lead inside it, leads
-    inside `root` once links are followed. Only a link is resolved: resolving costs a system call
-    for every part of a path, and a test folder holds several files."""
-    return not path.is_symlink() or _resolves_inside(path, root)
-
-
-def _resolves_inside(path: Path, root: Path) -> bool:
-    """Whether `path`, its links followed, leads inside `root` (a loop of links leads nowhere)."""
-    try:
-        return path.resolve().is_relative_to(root.resolve())
-    except (OSError, RuntimeError):  # RuntimeError: a loop of links
-        return False
-
-
-def _refuse_link_out(path: Path, test: Path) -> Path:
-    if not _inside(path, test):
-        raise GoldenError(f"{path}: a link leading out of {test}; not followed")
-    return path
-
-
-def _checked_file(path: Path, test: Path) -> Path:
-    """The file (in `test`, or in a data set folder checked by `_refuse_link_out`), if it exists,
-    stays inside its test directory, and is not too large to read."""
-    try:
-        status = path.stat()
-    except OSError:
-        status = None
-    if status is None or not stat.S_ISREG(status.st_mode):
-        raise GoldenError(f"{path}: missing")
-    _refuse_link_out(path, test)
-    size = status.st_size
-    if size > MAX_FILE_BYTES:
-        raise GoldenError(f"{path}: {size:,} bytes, larger than the {MAX_FILE_BYTES:,} conform reads")
-    return path
-
-
-def _load_tensor(path: Path, test: Path) -> np.ndarray:
-    """The array a .pb file of test directory `test` holds (see `_tensor_array`), its data stored
-    in an external file read from there (`_inline_external`)."""
-    tensor = onnx.TensorProto()
-    try:
-        tensor.ParseFromString(path.read_bytes())
-    except Exception as error:  # any parse failure is "corrupt", with its path
-        raise GoldenError(f"{path}: not a readable TensorProto ({type(error).__name__}: {error})") from None
-    _inline_external([(tensor, str(path))], path.parent, test)
-    return _tensor_array(tensor, str(path))
-
-
-def _tensor_array(tensor: onnx.TensorProto, where: str) -> np.ndarray:
-    """The array a stored tensor holds, once its dims and data are found to agree
-    (`_check_tensor`); `where` names it (a .pb file, or a model's tensor) in a GoldenError."""
-    if uses_external_data(tensor):
-        raise GoldenError(f"{where}: its data is in an external file, which conform reads only from a test's own directory")
-    try:
-        _check_tensor(tensor, where)
-        return numpy_helper.to_array(tensor)
-    except GoldenError:
-        raise
-    except Exception as error:  # any conversion failure is "corrupt", with its path
-        raise GoldenError(f"{where}: not a readable TensorProto ({type(error).__name__}: {error})") from None
-
-
-def _check_tensor(tensor: onnx.TensorProto, where: str) -> None:
-    """A GoldenError unless the tensor holds exactly the values its dims say: numpy_helper reads
-    dims [-1] as 'whatever the data holds', and a short or long field reshapes wrong or not at
-    all. Strings are in string_data, sub-byte types packed (int4, int2: in int32_data too),
-    complex numbers two to a value."""
-    dims, held = list(tensor.dims), _dtype_of(tensor, where)
-    count = _element_count(dims, held, where)
-    if held.kind == "string":
-        found, needed, field = len(tensor.string_data), count, "string_data"
-    elif tensor.HasField("raw_data"):
-        found, needed, field = len(tensor.raw_data), _stored_bytes(held, count), "raw_data bytes"
-    else:
-        field = onnx.helper.tensor_dtype_to_field(tensor.data_type)
-        packed = held.bits in (2, 4)
-        found = len(getattr(tensor, field))
-        needed = _stored_bytes(held, count) if packed else count * (2 if held.kind == "complex" else 1)
-        field = f"values in {field}"
-    if found != needed:
-        raise GoldenError(f"{where}: malformed: {held.name} dims {dims} need {needed:,} {field}; it holds {found:,}")
-
-
-def _element_count(dims: list[int], held: DType, where: str) -> int:
-    """How many values a tensor of these dims holds, refused when a dim is negative or they need
-    more than MAX_FILE_BYTES."""
-    if any(d < 0 for d in dims):
-        raise GoldenError(f"{where}: malformed: dims {dims} has a negative dimension")
-    count = math.prod(dims)
-    if _stored_bytes(held, count) > MAX_FILE_BYTES:
-        raise GoldenError(f"{where}: dims {dims} make {count:,} {held.name} values ({_stored_bytes(held, count):,} bytes), "
-                          f"more than the {MAX_FILE_BYTES:,} bytes conform reads")
-    return count
-
-
-def _dtype_of(tensor: onnx.TensorProto, where: str) -> DType:
-    try:
-        return from_elem_type(tensor.data_type)
-    except (ConformError, ValueError):  # undefined, or a number no onnx type has
-        raise GoldenError(f"{where}: not a readable TensorProto ({_type_name(tensor.data_type)})") from None
-
-
-def _stored_bytes(held: DType, count: int) -> int:
-    """The bytes `count` values of the type take in raw_data (sub-byte types packed; a string, in
-    string_data, a byte at least)."""
-    return (count * (held.bits or 8) + 7) // 8
-
-
-def _inline_external(tensors: list[tuple[onnx.TensorProto, str]], base: Path, test: Path) -> bool:
-    """Each of the tensors (each with what names it) whose data is in an external file, that data
-    read into its raw_data (`_external_bytes`), so that nothing reads the file again; whether
-    there was any. Their bytes in all are bounded as one file's are (MAX_FILE_BYTES)."""
-    external = [(tensor, where) for tensor, where in tensors if uses_external_data(tensor)]
-    sizes = [_external_size(tensor, where) for tensor, where in external]
-    if sum(sizes) > MAX_FILE_BYTES:
-        raise GoldenError(f"{external[0][1]}: external data of {sum(sizes):,} bytes in all, more than the "
-                          f"{MAX_FILE_BYTES:,} conform reads")
-    for (tensor, where), size in zip(external, sizes):
-        data = _external_bytes(tensor, size, where, base, test)
-        del tensor.external_data[:]
-        tensor.data_location = onnx.TensorProto.DEFAULT
-        tensor.raw_data = data
-    return bool(external)
-
-
-def _external_size(tensor: onnx.TensorProto, where: str) -> int:
-    """The bytes a tensor whose data is in an external file reads from it: what its dims need."""
-    held = _dtype_of(tensor, where)
-    if held.kind == "string":
-        raise GoldenError(f"{where}: a string tensor with external data, which onnx stores in the model only")
-    return _stored_bytes(held, _element_count(list(tensor.dims), held, where))
-
-
-def _external_bytes(tensor: onnx.TensorProto, size: int, where: str, base: Path, test: Path) -> bytes:
-    """The `size` bytes of a tensor's data in an external file, named by a path relative to
-    `base` (the folder of the file that stores the tensor) that must stay inside test directory
-    `test`: not absolute, no `..`, no link leading out. Read from its offset, and no further."""
-    info = {entry.key: entry.value for entry in tensor.external_data}
-    location = info.get("location", "")
-    named = f"{where}: external data '{location}'"
-    if not location or os.path.isabs(location) or ".." in Path(location).parts or "\0" in location:
-        raise GoldenError(f"{named}: not a path inside the test directory; conform reads external data only from there")
-    path = base / location
-    if not _resolves_inside(path, test):
-        raise GoldenError(f"{named}: a link leading out of {test}; not followed")
-    try:
-        offset, length = int(info.get("offset", 0)), int(info.get("length", size))
-    except ValueError:
-        raise GoldenError(f"{named}: its offset and length are not whole numbers") from None
-    if offset < 0 or length != size:
-        raise GoldenError(f"{named}: {length:,} bytes from offset {offset:,}, where its dims need {size:,}")
-    return _read_at(path, offset, size, named)
-
-
-def _read_at(path: Path, offset: int, size: int, named: str) -> bytes:
-    """`size` bytes of a file from `offset`; a GoldenError (`named` says what) when it is missing,
-    not a regular file, or shorter."""
-    try:
-        # Not blocking: a named pipe in place of the file would wait for a writer.
-        handle = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
-    except OSError as error:
-        raise GoldenError(f"{named}: {'missing' if isinstance(error, FileNotFoundError) else error.strerror}") from None
-    with os.fdopen(handle, "rb") as stream:
-        status = os.fstat(handle)
-        if not stat.S_ISREG(status.st_mode):
-            raise GoldenError(f"{named}: not a regular file")
-        if status.st_size < offset + size:
-            raise GoldenError(f"{named}: {status.st_size:,} bytes, too few for {size:,} from offset {offset:,}")
-        stream.seek(offset)
-        data = stream.read(size)
-    if len(data) != size:
-        raise GoldenError(f"{named}: shorter than {offset + size:,} bytes")
-    return data
-
-
-def _model_tensors(model: onnx.ModelProto) -> Iterator[onnx.TensorProto]:
-    """Every tensor a model stores (initializers, sparse ones' values and indices, tensor
-    attributes), its subgraphs' and functions' too: any of them may name external data."""
-    graphs: list = [model.graph, *model.functions]
-    while graphs:
-        graph = graphs.pop()
-        if isinstance(graph, onnx.GraphProto):
-            yield from graph.initializer
-            for sparse in graph.sparse_initializer:
-                yield from (sparse.values, sparse.indices)
-        for node in graph.node:
-            for attribute in node.attribute:
-                yield from (attribute.t, *attribute.tensors)
-                for sparse in (attribute.sparse_tensor, *attribute.sparse_tensors):
-                    yield from (sparse.values, sparse.indices)
-                graphs += [attribute.g, *attribute.graphs]
-
-
-def _read_model(path: Path) -> tuple[onnx.ModelProto, bytes]:
-    """A test directory's model, parsed, and its bytes (once any external data is read into it:
-    what a runtime is given names no file); a GoldenError naming the file when it cannot be read."""
-    model_file = path / "model.onnx"
-    data = _checked_file(model_file, path).read_bytes()
-    try:
-        model = onnx.load_from_string(data)  # reads no external data
-    except Exception as error:  # protobuf errors have no common base worth naming
-        raise GoldenError(f"{model_file}: not a readable model ({type(error).__name__}: {error})") from None
-    if _inline_external([(t, f"{model_file}: tensor '{t.name}'") for t in _model_tensors(model)], path, path):
-        data = model.SerializeToString()
-    return model, data
-
-
 def read_tests(path: Path) -> list[GoldenTest]:
     """Every data set of a test directory (test_data_set_0, _1, ...), each with the model."""
-    model, data = _read_model(path)
+    model, data = read_model(path)
     tests = []
     for index in range(_count(path, DATA_SET_PREFIX, suffix="", folders=True)):
-        folder = _refuse_link_out(path / f"{DATA_SET_PREFIX}{index}", path)
-        inputs = [_load_tensor(_checked_file(folder / f"input_{i}.pb", path), path) for i in range(_count(folder, "input_"))]
-        outputs = [_load_tensor(_checked_file(folder / f"output_{i}.pb", path), path) for i in range(_count(folder, "output_"))]
+        folder = refuse_link_out(path / f"{DATA_SET_PREFIX}{index}", path)
+        inputs = [load_tensor(checked_file(folder / f"input_{i}.pb", path), path) for i in range(_count(folder, "input_"))]
+        outputs = [load_tensor(checked_file(folder / f"output_{i}.pb", path), path) for i in range(_count(folder, "output_"))]
         test = GoldenTest(path, model, data, index, inputs, outputs)
         if len(inputs) != len(test.fed_inputs):
             raise GoldenError(f"{folder}: {len(inputs)} input files for {len(test.fed_inputs)} graph inputs")
@@ -811,14 +597,7 @@ def _check_declared_types(test: GoldenTest, folder: Path) -> None:
         held = from_numpy(array.dtype)
         if declared and held.elem_type != declared:
             raise GoldenError(f"{folder / f'input_{index}.pb'}: holds {held.name}, but the model declares its input "
-                              f"'{value_info.name}' as {_type_name(declared)}")
-
-
-def _type_name(elem_type: int) -> str:
-    try:
-        return from_elem_type(elem_type).name
-    except (ConformError, ValueError):  # a number no onnx type has
-        return f"element type {elem_type}"
+                              f"'{value_info.name}' as {type_name(declared)}")
 
 
 def _count(folder: Path, prefix: str, suffix: str = ".pb", folders: bool = False) -> int:
@@ -840,7 +619,7 @@ def example_from_test(test: GoldenTest) -> Example | str:
     graph = test.model.graph
     values = {i.name: a for i, a in zip(test.fed_inputs, test.inputs)}
     model_file = test.path / "model.onnx"
-    values |= {t.name: _tensor_array(t, f"{model_file}: initializer '{t.name}'") for t in graph.initializer}
+    values |= {t.name: tensor_array(t, f"{model_file}: initializer '{t.name}'") for t in graph.initializer}
     inputs: dict[str, np.ndarray | None] = {}
     for formal, name in zip(version.inputs, node.input):
         if name and name not in values:
@@ -872,7 +651,7 @@ def _node_and_version(model: onnx.ModelProto) -> tuple[onnx.NodeProto, OpVersion
 def _attribute(attribute: onnx.AttributeProto, where: str):
     value = onnx.helper.get_attribute_value(attribute)
     if isinstance(value, onnx.TensorProto):
-        return _tensor_array(value, where)
+        return tensor_array(value, where)
     if isinstance(value, bytes):
         return value.decode()
     if isinstance(value, (list, tuple)):
@@ -1087,7 +866,7 @@ def _declared_data_sets(path: Path) -> list[_Declared] | None:
     """Each data set of a test directory as its model declares it; None when the model cannot tell
     (not a single node of a covered op, an input of no declared type, unreadable)."""
     try:
-        model = _read_model(path)[0]
+        model = read_model(path)[0]
         found = _node_and_version(model)
         if isinstance(found, str):
             return None

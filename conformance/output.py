@@ -70,12 +70,30 @@ def write_atomic(path: Path, text: str, what: str = "the file") -> None:
         target.parent.mkdir(parents=True, exist_ok=True)
         handle, temporary = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
         try:
+            os.fchmod(handle, _mode_for(target))
             with os.fdopen(handle, "w", encoding="utf-8", newline="") as stream:
                 stream.write(text)
             os.replace(temporary, target)
         except BaseException:
             Path(temporary).unlink(missing_ok=True)
             raise
+
+
+def _mode_for(target: Path) -> int:
+    """The permissions a file written in place of `target` gets: those of the file it replaces,
+    or a new file's under the user's umask (0644 under the usual 022), as `open` would give it:
+    mkstemp's own 0600 would keep a report or golden manifest from the rest of a team."""
+    try:
+        return stat.S_IMODE(os.stat(target).st_mode)
+    except OSError:
+        return 0o666 & ~umask()
+
+
+def umask() -> int:
+    """This process's umask (read by setting it, at once set back)."""
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
 
 
 def is_stdout(path: Path) -> bool:

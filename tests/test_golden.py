@@ -3,9 +3,11 @@ clients (onnx's loader and runner, onnxruntime.backend) reading what conform wri
 
 import dataclasses
 import json
+import os
 import re
 import shutil
 import signal
+import stat
 import subprocess
 import sys
 import time
@@ -834,3 +836,16 @@ def test_generate_case_writes_just_those_tests_as_a_whole_generate_writes_them(c
     misspelt = conform(*args, "--out", str(tmp_path / "none"), "--case", "Slice-13/no_such_case/float/int64")
     assert misspelt.code == 2 and "no case with id Slice-13/no_such_case/float/int64" in misspelt.stderr
     assert not (tmp_path / "none").exists()
+
+
+def test_golden_tests_are_written_as_the_users_umask_allows(tmp_path):
+    examples = select_examples(RunOptions(op="Slice", opset=13, dtypes=("float",), use_hypothesis=False))[:2]
+    previous = os.umask(0o022)
+    try:
+        golden.generate(examples, golden.GenerateOptions(tmp_path / "out"))
+    finally:
+        os.umask(previous)
+    written = [p for p in (tmp_path / "out").rglob("*")]
+    modes = {p.relative_to(tmp_path): stat.S_IMODE(p.stat().st_mode) for p in written}
+    assert written and all(mode == (0o755 if p.is_dir() else 0o644) for p, mode in zip(written, modes.values())), (
+        f"a team shares a golden folder: every folder 0755 and file 0644 under umask 022, found {modes}")

@@ -83,3 +83,21 @@ def test_a_symbolic_link_keeps_pointing_at_the_file_it_names_which_gets_the_text
     assert link.is_symlink() and link.resolve() == real.resolve()
     assert real.read_text() == "new"
     assert sorted(p.name for p in real.parent.iterdir()) == ["2026-11-23.json"]
+
+
+@pytest.mark.parametrize("mask", [0o022, 0o077, 0o002])
+def test_a_new_file_is_readable_as_the_users_umask_allows(tmp_path, mask):
+    previous = os.umask(mask)
+    try:
+        write_atomic(tmp_path / "report.json", "{}")
+    finally:
+        os.umask(previous)
+    assert stat.S_IMODE((tmp_path / "report.json").stat().st_mode) == 0o666 & ~mask, "a team reads the report as open() would let it"
+
+
+def test_a_replaced_file_keeps_the_permissions_it_had(tmp_path):
+    target = tmp_path / "expectations.yaml"
+    target.write_text("old")
+    target.chmod(0o640)
+    write_atomic(target, "new")
+    assert stat.S_IMODE(target.stat().st_mode) == 0o640, "the person's chosen permissions are kept when conform rewrites the file"
