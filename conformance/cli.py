@@ -7,6 +7,7 @@ available, 4 an output file that cannot be written; each command's help says wha
 from __future__ import annotations
 
 import dataclasses
+import re
 import signal
 import sys
 from contextlib import contextmanager
@@ -82,7 +83,7 @@ MEMORY_LIMIT = typer.Option(None, "--memory-limit", min=0, metavar="MIB",
 REPORT_JSON = typer.Option(None, "--report-json", help="Where to write the JSON report (-: stdout, the console report then on stderr).")
 CASE = typer.Option([], "--case", help="Only the case with this id (repeatable); see a report's 'replay'.")
 STRICT_ZERO = typer.Option(False, "--strict-zero", help="Tell +0.0 from -0.0.")
-MODE = typer.Option("input", "--mode", help="Non-data inputs as graph inputs, initializers, Constant nodes, or all three: input|initializer|constant|all.")
+MODE = typer.Option("input", "--mode", metavar="[input|initializer|constant|all]", help="Non-data inputs as graph inputs, initializers, Constant nodes, or all three: input|initializer|constant|all.")
 JOBS = typer.Option(None, "--jobs", min=1, help="Worker processes (default, for runs big enough: one per core; 1: none).")
 MAX_ELEMENTS = typer.Option(DEFAULT_MAX_ELEMENTS, "--max-elements", min=1, help="Refuse cases whose output would be larger.")
 
@@ -110,9 +111,9 @@ def run_command(
     op: Optional[str] = typer.Option(None, "--op", help="Operator name, e.g. Slice (with --from: only this op's tests)."),
     opset: Optional[int] = OPSET,
     dtypes: List[str] = DTYPES,
-    provider: str = typer.Option("cpu", "--provider", help="onnxruntime execution provider: cpu, cuda or dml."),
+    provider: str = typer.Option("cpu", "--provider", metavar="[cpu|cuda|dml]", help="onnxruntime execution provider (or its name: CUDAExecutionProvider)."),
     backend: Optional[str] = typer.Option(None, "--backend", help="An onnx.backend-style MODULE[:ATTRIBUTE] to test instead."),
-    runner: str = typer.Option("onnxruntime", "--runner", help="onnxruntime or reference (onnx.reference)."),
+    runner: str = typer.Option("onnxruntime", "--runner", metavar="[onnxruntime|reference]", help="The runtime: onnxruntime, or onnx.reference."),
     report_json: Optional[Path] = REPORT_JSON,
     case: List[str] = CASE,
     cases: List[Path] = CASES,
@@ -126,7 +127,7 @@ def run_command(
     no_yaml: bool = NO_YAML,
     shrink: int = typer.Option(4, "--shrink", min=0, help="Shrink the failures of at most this many version x dtype groups."),
     mode: str = MODE,
-    optimizations: str = typer.Option("on", "--optimizations", help="onnxruntime graph optimizations: on|off|both."),
+    optimizations: str = typer.Option("on", "--optimizations", metavar="[on|off|both]", help="onnxruntime graph optimizations."),
     timeout: float = TIMEOUT,
     no_isolation: bool = NO_ISOLATION,
     memory_limit: Optional[int] = MEMORY_LIMIT,
@@ -172,7 +173,7 @@ def run_command(
     expectations = load_expectations(expect) if expect else []
     levels = parse_choice(optimizations, OPTIMIZATIONS, "--optimizations")
     runners = [make_runner(runner, provider, backend, level, isolate=not no_isolation, timeout=options.timeout) for level in levels]
-    default_name = _default_report_name(options, bool(from_dirs))
+    default_name = _default_report_name(options, from_dirs)
     path = report_json or DEFAULT_REPORT_DIR / default_name
     home = _report_home(path, default_name)
     junit = junit or (home.with_suffix(".xml") if ci else None)
@@ -289,9 +290,20 @@ def _check_golden_run_options(op: str | None, opset: int | None, mode: str, case
         raise UsageError("--cases/--only-cases do not apply to --from: the cases are the stored tests")
 
 
-def _default_report_name(options: RunOptions, golden: bool) -> str:
-    stem = "-".join(str(part) for part in ("golden" if golden else "", options.op, options.opset or "") if part)
+def _default_report_name(options: RunOptions, from_dirs: list[Path]) -> str:
+    """`<op>[-<opset>].json`; for stored tests, after the folder they came from (`golden-Slice.json`
+    for `--from golden/ --op Slice`), so that two stores' runs do not share a report."""
+    stem = "-".join(str(part) for part in (_stored_in(from_dirs), options.op, options.opset or "") if part)
     return f"{stem}.json"
+
+
+def _stored_in(from_dirs: list[Path]) -> str:
+    """A file name's part for the folders stored tests are run from ('' for none): the first one's
+    name (`.` read as the folder it is), and how many more there are."""
+    if not from_dirs:
+        return ""
+    name = re.sub(r"[^A-Za-z0-9._-]+", "_", from_dirs[0].name or from_dirs[0].resolve().name or "root").lstrip(".") or "stored"
+    return name + (f"+{len(from_dirs) - 1}" if len(from_dirs) > 1 else "")
 
 
 def _generated_execution(options: RunOptions, jobs: int | None, spec: RunnerSpec, isolate: bool):
@@ -618,10 +630,10 @@ def diff_command(
     against: str = typer.Option(..., "--against", help="cpu|cuda|dml, onnxruntime, reference, or an onnx.backend module."),
     opset: Optional[int] = OPSET,
     dtypes: List[str] = DTYPES,
-    provider: str = typer.Option("cpu", "--provider", help="The first runner's onnxruntime provider."),
+    provider: str = typer.Option("cpu", "--provider", metavar="[cpu|cuda|dml]", help="The first runner's onnxruntime provider."),
     backend: Optional[str] = typer.Option(None, "--backend", help="The first runner as an onnx.backend module."),
-    runner: str = typer.Option("onnxruntime", "--runner", help="The first runner: onnxruntime or reference."),
-    optimizations: str = typer.Option("on", "--optimizations", help="The first runner's onnxruntime graph optimizations: on|off (the second's are on)."),
+    runner: str = typer.Option("onnxruntime", "--runner", metavar="[onnxruntime|reference]", help="The first runner."),
+    optimizations: str = typer.Option("on", "--optimizations", metavar="[on|off]", help="The first runner's onnxruntime graph optimizations (the second's are on)."),
     case: List[str] = CASE,
     cases: List[Path] = CASES,
     only_cases: List[Path] = ONLY_CASES,

@@ -28,6 +28,8 @@ OPTIONS = (
     ("--conform-op", {"help": "Run conform's cases of this op as pytest items."}),
     ("--conform-opset", {"type": int, "help": "The version in force at this opset (default: every version)."}),
     ("--conform-dtype", {"action": "append", "default": [], "help": "Only these dtypes (repeatable)."}),
+    ("--conform-case", {"action": "append", "default": [],
+                        "help": "Only the case with this id (repeatable): an item's name, as a failure names it."}),
     ("--conform-provider", {"default": "cpu", "help": "onnxruntime provider: cpu, cuda or dml."}),
     ("--conform-backend", {"help": "An onnx.backend-style MODULE[:ATTRIBUTE] to test instead."}),
     ("--conform-runner", {"default": "onnxruntime", "help": "onnxruntime or reference (onnx.reference)."}),
@@ -256,7 +258,7 @@ def _conform_session(config: pytest.Config, with_runners: bool = True) -> Confor
         examples=strategies.DEFAULT_EXAMPLES if examples is None else examples, seed=option("--conform-seed"),
         modes=parse_choice(option("--conform-mode"), MODES, "--conform-mode"), timeout=timeout,
         strict_validation=option("--conform-strict-validation"), fail_on_unsupported=option("--conform-fail-on-unsupported"),
-        max_elements=max_elements,
+        max_elements=max_elements, case_ids=tuple(option("--conform-case")),
     )
     levels = parse_choice(option("--conform-optimizations"), OPTIMIZATIONS, "--conform-optimizations")
     runners = {level: make_runner(option("--conform-runner"), option("--conform-provider"), option("--conform-backend"), level,
@@ -272,11 +274,15 @@ def _conform_session(config: pytest.Config, with_runners: bool = True) -> Confor
 def _items(session: pytest.Session, conform: ConformSession) -> list[ConformItem]:
     """An item per case, input mode and optimization level; named by the case's id, with the mode
     and level in brackets where the session has more than one of them."""
-    from .execute import select_examples
+    from .execute import check_case_ids_found, select_examples
+    from .scratch import hypothesis_storage_aside
 
     modes, levels = conform.options.modes, tuple(conform.runners)
     items = []
-    for example in select_examples(conform.options):
+    with hypothesis_storage_aside():
+        examples = select_examples(conform.options)
+    check_case_ids_found(examples, conform.options)
+    for example in examples:
         for level in levels:
             for mode in modes:
                 tags = [tag for tag, shown in ((mode, len(modes) > 1), (f"optimizations-{level}", len(levels) > 1)) if shown]

@@ -33,7 +33,8 @@ import os
 import shutil
 import stat
 import tempfile
-from typing import TextIO
+from contextlib import contextmanager
+from typing import Iterator, TextIO
 
 try:
     import fcntl
@@ -173,6 +174,27 @@ def hold_hypothesis_storage() -> None:
         os.environ[HYPOTHESIS_VARIABLE] = folder(HYPOTHESIS_KIND)
     except OSError:
         pass  # no temporary folder to be had: hypothesis stores where it would have
+
+
+@contextmanager
+def hypothesis_storage_aside() -> Iterator[None]:
+    """Within it, hypothesis stores what it stores in this process's scratch folder, and after it
+    where it did before: for conform's draws inside a process that is not conform's own (the pytest
+    plugin's session), whose own hypothesis tests keep their storage (`.hypothesis/`, or the
+    user's HYPOTHESIS_STORAGE_DIRECTORY), where conform's would leave a `.hypothesis/` in the
+    user's project."""
+    from hypothesis.configuration import set_hypothesis_home_dir, storage_directory
+
+    before = storage_directory(intent_to_write=False).home_directory
+    try:
+        set_hypothesis_home_dir(folder(HYPOTHESIS_KIND))
+    except OSError:  # no temporary folder to be had: hypothesis stores where it would have
+        yield
+        return
+    try:
+        yield
+    finally:
+        set_hypothesis_home_dir(before)
 
 
 def discard() -> None:

@@ -58,7 +58,8 @@ def test_dtype_the_version_does_not_allow_is_exit_2_with_the_allowed_list(confor
 
 
 def test_provider_not_installed_is_exit_3(conform):
-    assert_clean_error(conform("run", "--op", "Slice", "--provider", "dml"), 3, "not available (available:")
+    assert_clean_error(conform("run", "--op", "Slice", "--provider", "dml"), 3, "not available (available:",
+                       "to install it: pip install onnxruntime-directml")
 
 
 def test_backend_without_prepare_is_exit_3(conform):
@@ -194,6 +195,13 @@ def _with_a_negative_zero_stored(tmp_path):
     signed = numpy_helper.from_array(np.where(array == 0, np.float32(-0.0), array), "output")
     stored.write_bytes(signed.SerializeToString())
     return golden, test
+
+
+def test_run_from_names_its_default_report_after_the_folder_it_ran(conform, tmp_path):
+    golden, _ = _with_a_negative_zero_stored(tmp_path)
+    ran = conform("run", "--from", str(golden), "--op", "Clip", report=False)
+    written = sorted(p.name for p in (tmp_path / "reports").glob("*.json"))
+    assert ran.code in (0, 1) and written == ["golden-Clip.json"], (written, ran.stderr)
 
 
 def test_golden_replays_keep_strict_zero(conform, tmp_path):
@@ -542,6 +550,13 @@ def test_help_in_80_columns_names_every_option_whole_and_fits(conform, command):
     assert max(len(line) for line in result.stdout.splitlines()) <= 80, result.stdout
     listed = {word.rstrip(",") for line in result.stdout.splitlines() for word in line.split()[:4]}
     assert set(_declared_options(command)) <= listed, sorted(set(_declared_options(command)) - listed)
+
+
+@pytest.mark.parametrize("command", ["run", "diff"])
+def test_help_shows_the_choices_of_the_options_that_take_one_of_a_few(conform, command):
+    shown = conform(command, "--help", columns=None).stdout
+    for option in ("--provider [cpu|cuda|dml]", "--runner [onnxruntime|reference]", "--mode [input|initializer|constant|all]"):
+        assert option in shown, f"'{option}' names its choices where the option is listed:\n{shown}"
 
 
 def test_the_command_list_gives_each_commands_help_without_cutting_it(conform):

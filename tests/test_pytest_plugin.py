@@ -61,6 +61,21 @@ def test_pytest_plugin_takes_runs_options_and_counts_as_run_does(conform, tmp_pa
     assert pytest_counts(tmp_path, "--conform-op", "Slice", "--conform-opset", "13", *plugin) == as_pytest_counts(run.report["results"])
 
 
+def test_pytest_plugin_reruns_one_item_by_the_id_its_failure_names(tmp_path):
+    case = "Slice-13/negative_step_int_max_end/float/int32"  # onnxruntime gets it wrong
+    session = pytest_session(tmp_path, *SLICE_13, "--conform-case", case, "--conform-case", "Slice-13/negative_end/float/int64")
+    assert counts_of(session) == {"failed": 1, "passed": 1}, session.stdout
+    assert f"FAILED ::{case} - fail:" in session.stdout, "the id the failure shows is the one to pass back"
+
+
+def test_pytest_plugin_leaves_no_hypothesis_folder_in_the_users_project(tmp_path):
+    # Drawing Clip's cases, hypothesis caches the constants of conform's source under .hypothesis/
+    # in the working folder: a user's project, where the plugin runs.
+    session = pytest_session(tmp_path, "--conform-op", "Clip", "--conform-opset", "13", "--conform-examples", "3")
+    assert counts_of(session).get("passed"), session.stdout
+    assert sorted(p.name for p in tmp_path.iterdir()) == [], "conform's draws store nothing in the user's project"
+
+
 def test_pytest_plugin_names_the_mode_and_level_of_an_item_where_there_are_several(tmp_path):
     collected = pytest_session(tmp_path, *SLICE_13, "--conform-dtype", "float", "--conform-mode", "all",
                                "--conform-optimizations", "both", "--collect-only", "-k", "negative_end and int64")
@@ -172,6 +187,8 @@ def test_pytest_plugin_failures_show_the_diff(tmp_path):
     (("--conform-op", "Slice", "--conform-max-elements", "0"), "ERROR: conform: --conform-max-elements takes a count of at least 1, not 0"),
     (("--conform-op", "Slice", "--conform-only-cases", "missing.yaml"), "ERROR: conform: missing.yaml: no such case file or folder"),
     (("--conform-op", "Slice", "--conform-cases", "bad.yaml"), "ERROR: conform: bad.yaml:4: unknown key 'dtypse' (did you mean 'dtypes'?)"),
+    (("--conform-op", "Slice", "--conform-case", "Slice-13/no_such_case/float/int64"),
+     "ERROR: conform: no case with id Slice-13/no_such_case/float/int64"),
     # conform's options, named as the plugin names them: pytest has no --no-yaml.
     (("--conform-op", "Slice", "--conform-no-yaml", "--conform-no-hypothesis"),
      "ERROR: conform: nothing to run: --conform-no-yaml and --conform-no-hypothesis together leave no source of cases"),

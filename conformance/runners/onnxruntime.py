@@ -20,6 +20,9 @@ from .base import RunOutput, SessionCache, classified
 from .fallback import fallback_message, next_profile_prefix, providers_that_ran, read_and_remove
 
 PROVIDERS = {"cpu": "CPUExecutionProvider", "cuda": "CUDAExecutionProvider", "dml": "DmlExecutionProvider"}
+# What brings a provider in: onnxruntime's builds are separate wheels, each in place of the others.
+INSTALL = {"cuda": "pip install onnxruntime-gpu, in place of onnxruntime, on a machine with an NVIDIA GPU and CUDA",
+           "dml": "pip install onnxruntime-directml, in place of onnxruntime, on Windows"}
 UNSUPPORTED_MARKERS = (
     "NOT_IMPLEMENTED",
     "Could not find an implementation",
@@ -78,8 +81,10 @@ class OnnxRuntimeRunner:
         self.optimizations = optimizations
         available = onnxruntime.get_available_providers()
         if self.execution_provider not in available:
+            install = INSTALL.get(self.provider)
             raise UnavailableError(
                 f"provider '{provider}' ({self.execution_provider}) not available (available: {', '.join(available)})"
+                + (f"; to install it: {install}" if install else "")
             )
         self._sessions = SessionCache(self._create, self._refused)
         self._checked_fallback: dict[bytes, str | None] = {}  # per model: None, or the fallback message
