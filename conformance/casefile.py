@@ -25,8 +25,6 @@ from __future__ import annotations
 
 import difflib
 import math
-import os
-import stat
 from collections.abc import Hashable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -41,6 +39,8 @@ from .errors import CaseFileError, ConformError
 from .reference import for_op
 from .reference.base import DTYPE_NOT_ALLOWED, OpReference
 from .registry import OpVersion, versions
+from .reading import FileRefused, mib, read_bounded
+from .text import has_control, printable
 from .values import ValueProblem, check_shape, to_array
 
 FILE_KEYS = ("op", "defaults", "cases")
@@ -56,8 +56,6 @@ MAX_NUMBER_CHARS = 100  # as written: no dtype holds an integer of more than 20 
 # generator has its limit, but a file of a few of them in every dtype would fill memory.
 MAX_LOADED_BYTES = 256 << 20
 STRING_ELEMENT_BYTES = 64  # counted for an element of a string tensor: its pointer and its str
-_FILE_KINDS = ((stat.S_ISDIR, "a folder"), (stat.S_ISFIFO, "a named pipe (FIFO)"), (stat.S_ISCHR, "a character device"),
-               (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"))
 
 
 class LineDict(dict):
@@ -160,7 +158,7 @@ class Budget:
     def spend(self, array: Any) -> None:
         self.left -= array.size * STRING_ELEMENT_BYTES if array.dtype == object else array.nbytes
         if self.left < 0:
-            raise ValueProblem(f"with this case, the values the case files write come to more than {_mib(MAX_LOADED_BYTES)} of "
+            raise ValueProblem(f"with this case, the values the case files write come to more than {mib(MAX_LOADED_BYTES)} of "
                                "arrays, the most conform makes in one load: write smaller generators, or list fewer 'dtypes'")
 
 
@@ -271,27 +269,11 @@ def read_yaml(path: Path, problems: Problems, kind: str = "case file") -> Any:
 
 
 def read_text(path: Path, kind: str = "case file") -> str:
-    """The UTF-8 text of a regular file of at most MAX_FILE_BYTES. It is opened without blocking,
-    so that a named pipe is refused rather than waited on, and read no further than the limit, so
-    that neither a device such as /dev/zero nor a file that grows once opened is read to its end."""
-    descriptor = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0))
+    """The UTF-8 text of a regular file of at most MAX_FILE_BYTES (see reading.read_bounded)."""
     try:
-        status = os.fstat(descriptor)
-        if not stat.S_ISREG(status.st_mode):
-            kind_of_file = next((name for test, name in _FILE_KINDS if test(status.st_mode)), "not a file")
-            raise Refused(f"{kind}s must be regular files, and this is {kind_of_file}")
-        with os.fdopen(descriptor, "rb", closefd=False) as file:
-            data = file.read(MAX_FILE_BYTES + 1)
-    finally:
-        os.close(descriptor)
-    size = max(status.st_size, len(data))
-    if size > MAX_FILE_BYTES:
-        raise Refused(f"{size:,} bytes: larger than {kind}s may be (at most {_mib(MAX_FILE_BYTES)}, {MAX_FILE_BYTES:,} bytes)")
-    return data.decode("utf-8")
-
-
-def _mib(size: int) -> str:
-    return f"{size / 2**20:,g} MiB"
+        return read_bounded(path, MAX_FILE_BYTES, kind).decode("utf-8")
+    except FileRefused as refusal:
+        raise Refused(refusal.message) from None
 
 
 def check_structure(text: str, kind: str = "case file") -> None:
@@ -366,6 +348,10 @@ def _case(entry: Any, defaults: LineDict, reference: OpReference, path: str, pro
     name = merged.get("name")
     if not isinstance(name, str) or not name.strip():
         problems.add(path, entry.line, "every case needs a 'name' (a non-empty string)")
+        return None
+    if has_control(name):  # printed in every verdict and replay command, one line each
+        problems.add(path, entry.line, f"case name '{printable(name)}' holds a control character (a newline, an escape): "
+                                       "write it without")
         return None
     try:
         return Case(

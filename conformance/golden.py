@@ -156,17 +156,22 @@ def _tidy_interrupted(out: Path, name: str) -> None:
     temporary folder left behind."""
     target = out / name
     for retired in out.glob(f".{name}.old.*"):
-        if not target.exists() and (retired / name).exists():
-            os.replace(retired / name, target)  # interrupted between the two renames: put the old one back
-        shutil.rmtree(retired, ignore_errors=True)
+        if _RETIRED.fullmatch(retired.name):
+            if not target.exists() and (retired / name).exists():
+                os.replace(retired / name, target)  # interrupted between the two renames: put the old one back
+            shutil.rmtree(retired, ignore_errors=True)
     for temporary in out.glob(f".{name}.*"):
-        shutil.rmtree(temporary, ignore_errors=True)
+        if _LEFTOVER.fullmatch(temporary.name):
+            shutil.rmtree(temporary, ignore_errors=True)
 
 
 # What conform's own writes leave in a golden folder when killed: a test directory being written or
 # moved aside (`_write_test_dir`, the test's name in group 1), a manifest being written
 # (output.write_atomic), the file that tries whether the folder takes files (output.check_folder).
-_LEFTOVER = re.compile(r"\.(test_[a-z0-9_]+)\.[a-z0-9_.]+|\.manifest\.json\.[a-z0-9_]+\.tmp|\.conform-check\.[a-z0-9_]+\.tmp")
+# tempfile names each with 8 characters of its own: a person's `.test_notes.bak` is none of them.
+_TEMPORARY = "[a-z0-9_]{8}"
+_LEFTOVER = re.compile(rf"\.(test_[a-z0-9_]+)\.(?:old\.)?{_TEMPORARY}|\.manifest\.json\.{_TEMPORARY}\.tmp"
+                       rf"|\.conform-check\.{_TEMPORARY}\.tmp")
 
 
 def _tidy_leftovers(out: Path) -> None:
@@ -545,7 +550,7 @@ def test_dirs(paths: Iterable[Path]) -> list[Path]:
     return found
 
 
-_RETIRED = re.compile(r"\.(test_[a-z0-9_]+)\.old\.[a-z0-9_]+")  # a test moved aside by `_write_test_dir`
+_RETIRED = re.compile(rf"\.(test_[a-z0-9_]+)\.old\.{_TEMPORARY}")  # a test moved aside by `_write_test_dir`
 
 
 def _tests_in(folder: Path) -> list[Path]:
@@ -688,6 +693,8 @@ def _checkable(test: GoldenTest, expect_stored: bool, max_elements: int) -> tupl
         folder = test.path / f"{DATA_SET_PREFIX}{test.data_set}"
         if len(test.outputs) < len(test.model.graph.output):  # nothing to judge, nor to hold a runtime to
             raise GoldenError(f"{folder / f'output_{len(test.outputs)}.pb'}: missing")
+        if len(test.outputs) > len(test.model.graph.output):  # what they are outputs of, no one can say
+            raise GoldenError(f"{folder}: {len(test.outputs)} output files for {len(test.model.graph.output)} graph outputs")
         refusal = too_large(example, max_elements)
         if refusal is not None:  # before the reference, which would allocate the output
             return example, None, refusal

@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from . import scratch
+from .text import printable
 
 KIND = "stderr"  # the scratch subfolder of these files
 LAST_LINES = 12  # of what a runtime wrote during a crashed or hung case, the last ones quoted
@@ -174,8 +175,9 @@ def written_since(path: str | None, offset: int) -> str:
 
 
 def _readable(written: bytes) -> str:
-    """What a worker wrote, as text: undecodable bytes replaced, terminal colour codes removed."""
-    return _COLOUR.sub("", written.decode("utf-8", "replace"))
+    """What a worker wrote, as text: undecodable bytes replaced, terminal colour codes removed, and
+    other control characters escaped (see text.printable)."""
+    return printable(_COLOUR.sub("", written.decode("utf-8", "replace")))
 
 
 class Kept(NamedTuple):

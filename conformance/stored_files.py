@@ -207,20 +207,23 @@ def _external_bytes(tensor: onnx.TensorProto, size: int, where: str, base: Path,
 
 def _read_at(path: Path, offset: int, size: int, named: str) -> bytes:
     """`size` bytes of a file from `offset`; a GoldenError (`named` says what) when it is missing,
-    not a regular file, or shorter."""
+    not a regular file (a folder, a pipe, a device), or shorter."""
     try:
         # Not blocking: a named pipe in place of the file would wait for a writer.
         handle = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
     except OSError as error:
         raise GoldenError(f"{named}: {'missing' if isinstance(error, FileNotFoundError) else error.strerror}") from None
-    with os.fdopen(handle, "rb") as stream:
+    try:
         status = os.fstat(handle)
         if not stat.S_ISREG(status.st_mode):
             raise GoldenError(f"{named}: not a regular file")
         if status.st_size < offset + size:
             raise GoldenError(f"{named}: {status.st_size:,} bytes, too few for {size:,} from offset {offset:,}")
-        stream.seek(offset)
-        data = stream.read(size)
+        data = os.pread(handle, size, offset)
+    except OSError as error:
+        raise GoldenError(f"{named}: {error.strerror}") from None
+    finally:
+        os.close(handle)
     if len(data) != size:
         raise GoldenError(f"{named}: shorter than {offset + size:,} bytes")
     return data

@@ -666,7 +666,7 @@ def test_an_interrupted_generate_in_workers_lists_every_whole_test_and_tidies_th
     files = [golden._planned(e, golden.test_name(e), writing)[1] for e in stopped_in]
     valid = [i for i, f in enumerate(files) if f]
     done, half, replaced = valid[4] + 1, golden.test_name(stopped_in[valid[5]]), golden.test_name(stopped_in[valid[6]])
-    old = tmp_path / f".{replaced}.old.abc" / replaced / "model.onnx"
+    old = tmp_path / f".{replaced}.old.abc_1234" / replaced / "model.onnx"
     old.parent.mkdir(parents=True)
     old.write_bytes(b"the old test")
 
@@ -675,7 +675,7 @@ def test_an_interrupted_generate_in_workers_lists_every_whole_test_and_tidies_th
         hand_out(golden.write_unit(tasks[2], options))
         for example, its_files in zip(stopped_in[:done], files):
             golden._write_planned(tmp_path, golden.test_name(example), its_files)
-        (tmp_path / f".{half}.xyz" / "test_data_set_0").mkdir(parents=True)
+        (tmp_path / f".{half}.xyz_1234" / "test_data_set_0").mkdir(parents=True)
         raise KeyboardInterrupt
 
     manifest = golden.generate_units(units, options, writing, stopped)
@@ -702,10 +702,10 @@ def test_what_a_dead_worker_left_half_written_is_tidied_once_its_unit_is_written
     serial = golden.generate(select_examples(options), golden.GenerateOptions(tmp_path / "serial"))
     out = tmp_path / "pooled"
     names = [t["name"] for t in serial["tests"] if t["status"] == "written"]
-    (out / f".{names[3]}.zzz" / "test_data_set_0").mkdir(parents=True)
-    (out / f".{names[3]}.zzz" / "model.onnx").write_bytes(b"half")
-    (out / f".{names[4]}.old.q" / names[4]).mkdir(parents=True)
-    (out / f".{names[4]}.old.q" / names[4] / "model.onnx").write_bytes(b"old")
+    (out / f".{names[3]}.zzz_1234" / "test_data_set_0").mkdir(parents=True)
+    (out / f".{names[3]}.zzz_1234" / "model.onnx").write_bytes(b"half")
+    (out / f".{names[4]}.old.q_123456" / names[4]).mkdir(parents=True)
+    (out / f".{names[4]}.old.q_123456" / names[4] / "model.onnx").write_bytes(b"old")
 
     def a_worker_died(tasks, hand_out):
         for task in tasks:

@@ -263,6 +263,16 @@ def test_the_case_that_overspends_a_load_is_its_one_problem(tmp_path, monkeypatc
     assert line == 5 and message.startswith("case 'c1': with this case, the values the case files write come to more than ")
 
 
+def test_a_case_name_with_a_control_character_is_refused_at_its_line(tmp_path):
+    # Printed in every verdict and replay command: "\x1b[31m" coloured the console, "\r\n" split
+    # the one-line replay in two.
+    path = tmp_path / "names.yaml"
+    path.write_text('op: Slice\ncases:\n  - name: "red\\e[31m"\n    inputs: {data: [1, 2], starts: [0], ends: [1]}\n')
+    [(_, line, message)] = problems_of(path)
+    assert line == 3 and message == ("case name 'red\\x1b[31m' holds a control character (a newline, an escape): "
+                                     "write it without")
+
+
 def test_run_and_list_end_with_the_line_and_exit_2(conform, tmp_path):
     # Attacks that end in a traceback without the limits, not in a hang: a hang would hold the suite.
     (tmp_path / "shape.yaml").write_text(ATTACKS["shape_input_of_int64_max_and_0"][0])

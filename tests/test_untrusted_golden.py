@@ -120,6 +120,9 @@ def test_external_data_inside_the_test_directory_is_read_no_further_than_its_dim
     (test / "test_data_set_0" / "output.bin").unlink()
     os.mkfifo(test / "test_data_set_0" / "output.bin")  # opened, it would wait for a writer
     assert unreadable(test) == f"{pb}: external data 'output.bin': not a regular file"
+    (test / "test_data_set_0" / "output.bin").unlink()
+    (test / "test_data_set_0" / "output.bin").mkdir()  # a folder opens for reading, and reading it raises
+    assert unreadable(test) == f"{pb}: external data 'output.bin': not a regular file"
 
 
 def test_a_model_tensor_with_external_data_is_read_from_its_test_directory_into_the_model(tmp_path, secret_in_the_working_folder):
@@ -183,6 +186,15 @@ def test_a_test_without_its_output_is_unreadable_in_verify_and_refused_by_run_fr
     assert run.code == 2 and run.stderr.splitlines() == [f"error: {said}"], run.stderr
 
 
+def test_a_test_with_more_outputs_than_its_model_is_unreadable_in_verify_and_run_from_alike(tmp_path):
+    # verify judged it a fail ("expected 1 outputs, got 2") where run --from refused it.
+    test = one_test(tmp_path / "golden")
+    data = test / "test_data_set_0"
+    (data / "output_1.pb").write_bytes((data / "output_0.pb").read_bytes())
+    said = f"{data}: 2 output files for 1 graph outputs"
+    assert unreadable(test) == said  # and run --from refuses it so
+
+
 # ---- generate: folders of its own only, merged manifests, a lock ------------------------------
 
 ONLY_OWN = "generate writes only into a new or empty folder or one it wrote, --force or not: give another --out"
@@ -209,6 +221,20 @@ def test_generate_refuses_a_folder_it_did_not_write(tmp_path, force):
     assert snapshot(site) == before
     with pytest.raises(UsageError, match=f"^/: not a conform golden folder .*; {ONLY_OWN}$"):
         golden.generate(examples(), golden.GenerateOptions(Path("/"), force=force))
+
+
+def test_a_hidden_folder_named_as_conform_names_its_own_is_the_users(tmp_path):
+    # `.test_notes.bak` matched what a killed generate leaves: the folder counted as empty, and
+    # the person's folder was removed with what it held.
+    notes = tmp_path / "out" / ".test_notes.bak"
+    notes.mkdir(parents=True)
+    (notes / "file").write_text("important")
+    with pytest.raises(UsageError, match="not a conform golden folder .*'.test_notes.bak'"):
+        golden.generate(examples(), golden.GenerateOptions(tmp_path / "out"))
+    golden.generate([], golden.GenerateOptions(tmp_path / "mine"))  # a conform folder: generate tidies its leftovers
+    os.rename(notes, tmp_path / "mine" / ".test_notes.bak")
+    golden.generate(examples(), golden.GenerateOptions(tmp_path / "mine"))
+    assert (tmp_path / "mine" / ".test_notes.bak" / "file").read_text() == "important"
 
 
 def test_generate_into_a_folder_it_did_not_write_is_exit_2_with_one_line(tmp_path, conform):
@@ -297,12 +323,12 @@ def test_a_folder_is_locked_while_a_generate_writes_into_it(tmp_path):
 def test_hidden_folders_a_killed_generate_left_are_no_tests_but_a_test_moved_aside_is_read_there(tmp_path):
     out = tmp_path / "golden"
     test = one_test(out)
-    half = out / f".{test.name}.k2x_9"
+    half = out / f".{test.name}.k2x_9abc"
     half.mkdir()
     (half / "model.onnx").write_bytes(b"half written")
     (out / "loop").symlink_to(out / "loop")  # followed, it leads nowhere
     assert golden.test_dirs([out]) == [test]
-    moved_aside = out / f".{test.name}.old.k2x_9" / test.name
+    moved_aside = out / f".{test.name}.old.k2x_9abc" / test.name
     moved_aside.parent.mkdir()
     test.replace(moved_aside)
     assert golden.test_dirs([out]) == [moved_aside]

@@ -13,7 +13,7 @@ from conformance import lifetime, runtime_log, scratch
 from conformance.execute import RunOptions, run_examples, select_examples
 from conformance.report import json_report
 from conformance.runners import make_runner
-from conformance.runners.base import checked_outputs
+from conformance.runners.base import checked_outputs, first_line
 from conftest import BACKENDS, CRASHING, PASSING
 
 OPTIONS = RunOptions(op="Slice", opset=13, dtypes=("float",), use_hypothesis=False, case_ids=(CRASHING, PASSING))
@@ -88,6 +88,21 @@ def test_what_would_end_the_process_is_a_crash_of_its_case_in_process_too(misbeh
     # own KeyboardInterrupt read as a Ctrl-C: a report of 0 cases.
     assert run_crashing_then_passing(misbehaving(fault)) == [
         ("crash", f"the runtime raised {raised}, which would end the process running it"), ("pass", "outputs match")]
+
+
+@pytest.mark.parametrize("isolate", [False, True])
+@pytest.mark.parametrize("fault, outcome, message", [
+    ("exit-when-read", "fail", "runtime rejected a valid input: Unreadable (reading it raised SystemExit)"),
+    ("interrupt-when-read", "fail", "runtime rejected a valid input: Unreadable (reading it raised KeyboardInterrupt)"),
+    ("error-when-read", "fail", "runtime rejected a valid input: Unreadable (reading it raised RuntimeError)"),
+    ("length-exits", "crash", "the backend's answer (a value of type Unmeasurable) raised SystemExit when read, "
+                              "which would end the process reading it"),
+    ("length-fails", "fail", "the backend returned a value of type Unmeasurable, which raised RuntimeError when read"),
+])
+def test_what_raises_when_conform_reads_it_is_its_cases_result(misbehaving, isolate, fault, outcome, message):
+    # An exception whose __str__ raised SystemExit(0), read for the verdict, ended conform with
+    # exit 0 and no report under --no-isolation; a RuntimeError there was a traceback.
+    assert run_crashing_then_passing(misbehaving(fault, isolate=isolate)) == [(outcome, message), ("pass", "outputs match")]
 
 
 def test_a_backend_whose_prepare_raises_system_exit_crashes_each_case_and_is_asked_again(misbehaving):
@@ -240,3 +255,11 @@ def test_memory_limit_on_the_command_line(conform, monkeypatch):
         ("crash", "the runtime ran out of memory: Unable to allocate 1.00 GiB for an array with shape (1073741824,) and "
                   "data type uint8; its worker process may use at most 600 MiB (--memory-limit)"),
         ("pass", "outputs match")]
+
+
+def test_a_runtimes_message_reaches_the_console_with_its_control_characters_escaped():
+    # "\x1b[2J\x1b]0;pwned\x07" cleared the screen and set the terminal's title; backspaces wrote
+    # over what came before.
+    error = RuntimeError("\x1b[2J\x1b]0;pwned\x07bad input\x08\x08 PASS\tok")
+    assert first_line(error) == "\\x1b[2J\\x1b]0;pwned\\x07bad input\\x08\\x08 PASS\tok"
+    assert runtime_log._readable(b"abort\x1b]0;t\x07\n\x1b[31mred\x1b[0m\n") == "abort\\x1b]0;t\\x07\nred\n"

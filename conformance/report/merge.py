@@ -7,15 +7,24 @@ from pathlib import Path
 
 from ..errors import UsageError
 from ..execute import parse_shard
+from ..reading import FileRefused, read_bounded
 from . import cycle_collection_paused, plural, tally
+
+
+# A shard's report conform wrote: every Slice version's 6,637 results take 8 MB. What is larger, or
+# not a regular file (a pipe would wait, /dev/zero never ends), is no shard of a run.
+MAX_REPORT_BYTES = 1 << 30
 
 
 def _read(path: Path) -> dict:
     try:
+        data = read_bounded(path, MAX_REPORT_BYTES, "JSON report")
         with cycle_collection_paused():
-            doc = json.loads(path.read_text())
-    except (OSError, ValueError) as error:
-        raise UsageError(f"{path}: not a readable conform JSON report ({error})") from None
+            doc = json.loads(data)
+    except FileRefused as refusal:
+        raise UsageError(f"{path}: {refusal.message}") from None
+    except (OSError, ValueError, RecursionError) as error:  # RecursionError: JSON nested thousands deep
+        raise UsageError(f"{path}: not a readable conform JSON report ({type(error).__name__}: {error})") from None
     if not isinstance(doc, dict) or not isinstance(doc.get("results"), list):
         raise UsageError(f"{path}: not a conform JSON report (no 'results' list)")
     return doc

@@ -12,6 +12,7 @@ import numpy as np
 from ..dtypes import from_numpy
 from ..lifetime import interruptions, memory_limit_note
 from ..model import BuiltModel
+from ..text import printable
 
 
 @dataclass(frozen=True, eq=False)
@@ -116,8 +117,20 @@ def timeout_message(seconds: float) -> str:
 
 
 def first_line(error: BaseException) -> str:
-    text = str(error).strip() or type(error).__name__
-    return text.splitlines()[0][:500]
+    text = read_safely(str, error).strip() or type(error).__name__
+    return printable(text.splitlines()[0][:500])
+
+
+def read_safely(read: Callable[[Any], str], thing: Any) -> str:
+    """`read(thing)` (str, repr) of something a runtime made, which may raise when read (an
+    exception whose __str__ raises SystemExit would end conform's process with `--no-isolation`);
+    what it is, in words, when it does. conform's own interruption meanwhile is raised again."""
+    heard = interruptions()
+    try:
+        return read(thing)
+    except BaseException as failure:
+        interrupted_since(heard)
+        return f"{type(thing).__name__} (reading it raised {type(failure).__name__})"
 
 
 def classified(error: BaseException, unsupported_markers: tuple[str, ...]) -> RunOutput:
@@ -131,7 +144,8 @@ def classified(error: BaseException, unsupported_markers: tuple[str, ...]) -> Ru
     if isinstance(error, MemoryError):
         return RunOutput.crashed(f"the runtime ran out of memory: {first_line(error)}{memory_limit_note()}")
     text = first_line(error)
-    if _says_not_implemented(error) or any(marker in str(error) for marker in unsupported_markers):
+    whole = read_safely(str, error)
+    if _says_not_implemented(error) or any(marker in whole for marker in unsupported_markers):
         return RunOutput.not_supported(text)
     return RunOutput.failed(text)
 
@@ -158,14 +172,29 @@ def interrupted_since(heard: int) -> None:
 
 def shown(error: BaseException) -> str:
     """An exception as a verdict names it, as it would be raised: `SystemExit(0)`."""
-    return f"{type(error).__name__}({', '.join(repr(argument)[:200] for argument in error.args)})"
+    return f"{type(error).__name__}({', '.join(read_safely(repr, argument)[:200] for argument in error.args)})"
 
 
 def checked_outputs(answer: Any, count: int, who: str = "the runtime") -> RunOutput:
     """What a runtime's run returned, as its RunOutput: a list or tuple of `count` outputs, each an
     array of a tensor type (or what numpy makes one of: a number, a nested list; strings are
     taken as a string tensor's objects, another byte order as this machine's). Anything else is
-    the case's `fail`, saying what came back (`who`: the runtime, as the message names it)."""
+    the case's `fail`, saying what came back (`who`: the runtime, as the message names it); an
+    answer that raises when read (a list whose __len__ raises) too, and a `crash` where what it
+    raises would end the process reading it."""
+    heard = interruptions()
+    try:
+        return _checked_outputs(answer, count, who)
+    except BaseException as failure:
+        interrupted_since(heard)
+        raised_what = f"{type(failure).__name__}"
+        if not isinstance(failure, Exception):
+            return RunOutput.crashed(f"{who}'s answer ({_kind_of(answer)}) raised {raised_what} when read, which would "
+                                     "end the process reading it")
+        return RunOutput.malformed(f"{who} returned {_kind_of(answer)}, which raised {raised_what} when read")
+
+
+def _checked_outputs(answer: Any, count: int, who: str) -> RunOutput:
     if not isinstance(answer, (list, tuple)):
         return RunOutput.malformed(f"{who} returned {_kind_of(answer)}, not a list of arrays")
     if len(answer) != count:

@@ -5,6 +5,9 @@ CONFORM_TEST_MISBEHAVE says (read at each case), and runs every other case corre
   [object()], a dict, an array of Python objects, or one output too many;
 - system-exit, keyboard-interrupt, generator-exit: raises SystemExit(0), KeyboardInterrupt or
   GeneratorExit; prepare-system-exit: raises SystemExit(3) from prepare(), for every model;
+- exit-when-read, interrupt-when-read, error-when-read: raises an exception whose message, when
+  read (str, repr), raises SystemExit(0), KeyboardInterrupt or RuntimeError;
+- length-exits, length-fails: returns a list whose len() raises SystemExit(0) or RuntimeError;
 - sigint, sigint-swallowed: sends SIGINT to its own process (as a Ctrl-C would) and waits for it,
   then lets the KeyboardInterrupt through, or swallows it and answers;
 - flood: writes CONFORM_TEST_FLOOD_BYTES (default 4 MB) to stderr, a numbered line at a time,
@@ -53,6 +56,11 @@ def _misbehave(outputs):
     raised = {"system-exit": SystemExit(0), "keyboard-interrupt": KeyboardInterrupt(), "generator-exit": GeneratorExit()}
     if fault in raised:
         raise raised[fault]
+    unreadable = {"exit-when-read": SystemExit(0), "interrupt-when-read": KeyboardInterrupt(), "error-when-read": RuntimeError("read")}
+    if fault in unreadable:
+        raise _unreadable(unreadable[fault])
+    if fault.startswith("length-"):
+        return _unmeasurable(SystemExit(0) if fault == "length-exits" else RuntimeError("len"), outputs)
     if fault.startswith("sigint"):
         try:
             os.kill(os.getpid(), signal.SIGINT)
@@ -69,6 +77,28 @@ def _misbehave(outputs):
     if fault == "leak":
         _kept.append(np.ones(int(os.environ.get("CONFORM_TEST_LEAK_MB", 1024)) << 20, np.uint8))
     return outputs
+
+
+def _unreadable(raised: BaseException) -> Exception:
+    """An exception that raises `raised` when its message is read."""
+
+    class Unreadable(Exception):
+        def __str__(self):
+            raise raised
+
+        __repr__ = __str__
+
+    return Unreadable("unreadable")
+
+
+def _unmeasurable(raised: BaseException, outputs: list) -> list:
+    """The outputs in a list whose len() raises `raised`."""
+
+    class Unmeasurable(list):
+        def __len__(self):
+            raise raised
+
+    return Unmeasurable(outputs)
 
 
 def _flood(size: int) -> None:
