@@ -51,6 +51,35 @@ NOT_CONFORMANT = ("not (a fail, error, crash, timeout or fallback; also a lenien
                   "unsupported one under --fail-on-unsupported, an xpass or a stale expectation under --strict)")
 EXIT_CODES = _exit_codes("conformant", NOT_CONFORMANT)
 NO_WORKER = "no worker process could be started"  # what makes exit 3 for a command that runs no runtime
+# The headings a command's --help lists its options under, in this order, by what they are for.
+OPTION_SECTIONS = {
+    "Choosing the cases": ("--op", "--opset", "--dtype", "--case", "--cases", "--only-cases", "--examples", "--seed",
+                           "--no-hypothesis", "--no-yaml", "--shard", "--from", "--out", "--include-ambiguous", "--force"),
+    "The runtime": ("--runner", "--provider", "--backend", "--against", "--mode", "--optimizations", "--timeout",
+                    "--no-isolation", "--memory-limit", "--jobs"),
+    "Judging": ("--strict-zero", "--strict-validation", "--fail-on-unsupported", "--max-elements", "--shrink", "--expect"),
+    "Reports": ("--report-json", "--junit", "--html", "--write-expect", "--verbose"),
+    "CI gating": ("--strict", "--ci"),
+}
+_SECTION_OF = {option: section for section, options in OPTION_SECTIONS.items() for option in options}
+
+
+class SectionedHelp(typer.core.TyperCommand):
+    """A command whose --help lists its options under headings (OPTION_SECTIONS), where one list of
+    thirty-odd options left a reader to find the few they came for."""
+
+    def format_options(self, ctx, formatter) -> None:
+        sections: dict[str, list] = {section: [] for section in (*OPTION_SECTIONS, "Options")}
+        for param in self.get_params(ctx):
+            record = param.get_help_record(ctx)
+            if record is not None:
+                sections[_SECTION_OF.get(param.opts[0], "Options")].append(record)
+        for section, records in sections.items():
+            if records:
+                with formatter.section(section):
+                    formatter.write_dl(records)
+
+
 app = typer.Typer(add_completion=False, no_args_is_help=True, rich_markup_mode=None, help="Spec-conformance tests for ONNX operators.",
                   epilog=EXIT_CODES)
 # Help and usage errors are click's plain text, not typer's rich panels: at 80 columns (a CI log,
@@ -88,7 +117,7 @@ JOBS = typer.Option(None, "--jobs", min=1, help="Worker processes (default, for 
 MAX_ELEMENTS = typer.Option(DEFAULT_MAX_ELEMENTS, "--max-elements", min=1, help="Refuse cases whose output would be larger.")
 
 
-@app.command("list", short_help="Covered op versions, their dtypes and YAML case counts.")
+@app.command("list", cls=SectionedHelp, short_help="Covered op versions, their dtypes and YAML case counts.")
 def list_command(
     cases: List[Path] = CASES,
     only_cases: List[Path] = ONLY_CASES,
@@ -106,7 +135,7 @@ def list_command(
     out.print(table, soft_wrap=False)  # a table fits its cells to the width itself
 
 
-@app.command("run", short_help="Run an op's cases on a runtime and judge them by the spec.", epilog=EXIT_CODES)
+@app.command("run", cls=SectionedHelp, short_help="Run an op's cases on a runtime and judge them by the spec.", epilog=EXIT_CODES)
 def run_command(
     op: Optional[str] = typer.Option(None, "--op", help="Operator name, e.g. Slice (with --from: only this op's tests)."),
     opset: Optional[int] = OPSET,
@@ -411,7 +440,7 @@ def _entry_records(entries: list) -> list[dict]:
     return [{"source": e.source, "reason": e.reason} for e in entries]
 
 
-@app.command("merge", epilog=_exit_codes("conformant (the shards' results together, as one run's)", NOT_CONFORMANT,
+@app.command("merge", cls=SectionedHelp, epilog=_exit_codes("conformant (the shards' results together, as one run's)", NOT_CONFORMANT,
                                            "a usage or input error, or a shard missing or interrupted", None))
 def merge_command(
     reports: List[Path] = typer.Argument(..., metavar="REPORT...", help="JSON reports of the shards of one run."),
@@ -499,7 +528,7 @@ def _interruptible() -> Iterator[_Stops]:
         yield stops
 
 
-@app.command("generate", short_help="Write golden test data in the ONNX backend-test layout.",
+@app.command("generate", cls=SectionedHelp, short_help="Write golden test data in the ONNX backend-test layout.",
              epilog=_exit_codes("every test written (or listed as skipped in the manifest)", None, unavailable=NO_WORKER))
 def generate_command(
     op: str = OP,
@@ -565,7 +594,7 @@ def _pool_running_no_runtime(units: list, workers: int, options: RunOptions) -> 
     return WorkerPool.for_units(units, workers, options, RunnerSpec(), False, _note)
 
 
-@app.command("verify", epilog=_exit_codes("every stored output is one the spec allows", "at least one is not, or a stored test cannot be read",
+@app.command("verify", cls=SectionedHelp, epilog=_exit_codes("every stored output is one the spec allows", "at least one is not, or a stored test cannot be read",
                                             unavailable=NO_WORKER))
 def verify_command(
     paths: List[Path] = typer.Argument(..., metavar="PATH...", help="Test directories, or folders of them."),
@@ -623,7 +652,7 @@ def _print_unreadable(unreadable: list) -> None:
         out.print(f"{len(unreadable)} stored {plural('test', len(unreadable))} could not be read or checked", highlight=False)
 
 
-@app.command("diff", short_help="Run cases on two runners and show where they disagree.",
+@app.command("diff", cls=SectionedHelp, short_help="Run cases on two runners and show where they disagree.",
              epilog=_exit_codes("the two runners agree on every case", "they disagree on at least one"))
 def diff_command(
     op: str = OP,

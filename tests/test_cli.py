@@ -559,6 +559,20 @@ def test_help_shows_the_choices_of_the_options_that_take_one_of_a_few(conform, c
         assert option in shown, f"'{option}' names its choices where the option is listed:\n{shown}"
 
 
+def test_run_help_lists_its_options_under_what_they_are_for(conform):
+    shown = conform("run", "--help", columns=None).stdout
+    sections = [line for line in shown.splitlines() if line and not line.startswith(" ") and line.endswith(":")]
+    assert sections == ["Choosing the cases:", "The runtime:", "Judging:", "Reports:", "CI gating:", "Options:"], shown
+    under = {}
+    for line in shown.splitlines():
+        if line in sections:
+            heading = line
+        elif line.startswith("  -"):
+            under[line.split()[0].rstrip(",")] = heading
+    assert (under["--op"], under["--provider"], under["--strict-zero"], under["--junit"], under["--ci"]) == (
+        "Choosing the cases:", "The runtime:", "Judging:", "Reports:", "CI gating:"), under
+
+
 def test_the_command_list_gives_each_commands_help_without_cutting_it(conform):
     result = conform("--help", columns=None)
     rows = result.stdout.split("Commands:\n")[1].split("\n\n")[0].splitlines()
