@@ -41,6 +41,7 @@ from onnx.external_data_helper import uses_external_data
 
 from .dtypes import DType, from_elem_type
 from .errors import ConformError
+from .reading import FileRefused, open_regular
 
 MAX_FILE_BYTES = 512 * 2**20  # a golden model or tensor file larger than this is refused unread; so is a tensor this large
 
@@ -209,14 +210,12 @@ def _read_at(path: Path, offset: int, size: int, named: str) -> bytes:
     """`size` bytes of a file from `offset`; a GoldenError (`named` says what) when it is missing,
     not a regular file (a folder, a pipe, a device), or shorter."""
     try:
-        # Not blocking: a named pipe in place of the file would wait for a writer.
-        handle = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+        handle, status = open_regular(path, "external data file")
+    except FileRefused:
+        raise GoldenError(f"{named}: not a regular file") from None
     except OSError as error:
         raise GoldenError(f"{named}: {'missing' if isinstance(error, FileNotFoundError) else error.strerror}") from None
     try:
-        status = os.fstat(handle)
-        if not stat.S_ISREG(status.st_mode):
-            raise GoldenError(f"{named}: not a regular file")
         if status.st_size < offset + size:
             raise GoldenError(f"{named}: {status.st_size:,} bytes, too few for {size:,} from offset {offset:,}")
         data = os.pread(handle, size, offset)
