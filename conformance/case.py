@@ -27,7 +27,7 @@ FROM_ATTRIBUTE_TYPES = {"FLOAT": "float", "INTS": "int64", "INT": "int64"}
 class Expectation:
     """What a case file says must happen: an output (as written) or the rule that rejects it."""
 
-    output: Any = None
+    outputs: tuple[Any, ...] | None = None  # one per output of the op, as written
     error: str | None = None
 
 
@@ -66,7 +66,7 @@ class Example:
     dtype_param: str
     spec: str = ""
     expect_error: str | None = None
-    expect_output: np.ndarray | None = None
+    expect_outputs: tuple[np.ndarray, ...] | None = None  # stated by a case file or golden test, one per output
     origin: dict[str, Any] = field(default_factory=dict)
 
     @property
@@ -81,6 +81,23 @@ class Example:
     def id(self) -> str:
         """Stable id: op-version/case/dtype[/other bindings]; what `--case` selects."""
         return case_id(self.version, self.name, self.types, self.dtype_param)
+
+    @cached_property
+    def node_inputs(self) -> tuple[str, ...]:
+        """The node's input names in the schema's order: every value of a variadic input, and ""
+        for an omitted optional input before a present one."""
+        names: list[str] = []
+        for formal in self.version.inputs:
+            if formal.variadic:
+                index = 0
+                while formal.instance(index) in self.inputs:
+                    names.append(formal.instance(index))
+                    index += 1
+            else:
+                names.append(formal.name if self.inputs.get(formal.name) is not None else "")
+        while names and names[-1] == "":
+            names.pop()
+        return tuple(names)
 
     @property
     def binding(self) -> str:

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import difflib
 import math
+import re
 from collections.abc import Hashable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -45,7 +46,7 @@ from .values import ValueProblem, check_shape, to_array
 
 FILE_KEYS = ("op", "defaults", "cases")
 CASE_KEYS = ("name", "spec", "versions", "dtypes", "types", "inputs", "attributes", "expect")
-EXPECT_KEYS = ("output", "error")
+EXPECT_KEYS = ("output", "outputs", "error")
 BUILTIN_CASES = Path(__file__).resolve().parent.parent / "cases"
 # Limits on what a YAML file conform reads may hold, so that a stranger's file costs bounded time
 # and memory (the shipped case files are at most 9 KB, 10 levels deep, numbers of 20 characters).
@@ -217,15 +218,23 @@ def case_files(roots: Iterable[Path]) -> list[Path]:
     return found
 
 
-def load_files(paths: Iterable[Path], expanded: Callable[[OpVersion], bool] = lambda version: True) -> list[CaseFile]:
-    """Load and validate every file; raises one CaseFileError listing every problem found.
+def load_files(paths: Iterable[Path], expanded: Callable[[OpVersion], bool] = lambda version: True,
+               ops: Iterable[str] | None = None) -> list[CaseFile]:
+    """Load and validate the files (those of `ops`, when given); raises one CaseFileError listing
+    every problem found.
 
-    Every file is read and every case's structure checked. A case's values are checked by expanding
-    it into Examples, in each of its versions that `expanded` picks: a run expands the versions it
-    runs (the values of the others are checked when they run, and by `conform list`).
+    Every file is read; with `ops`, a file whose `op:` line names another op is left there, and
+    every other file's cases have their structure checked. A case's values are checked by
+    expanding it into Examples, in each of its versions that `expanded` picks: a run expands the
+    versions it runs (the others are checked when they run, and by `conform list`, which loads
+    every file).
     """
     problems = Problems()
-    loaded = [f for f in (_load_file(p, problems) for p in paths) if f is not None]
+    keep = None
+    if ops is not None:
+        wanted = {op.lower() for op in ops}
+        keep = lambda text: (op := declared_op(text)) is None or op.lower() in wanted  # noqa: E731
+    loaded = [f for f in (_load_file(p, problems, keep) for p in paths) if f is not None]
     names: dict[str, dict[str, tuple[str, str]]] = {}  # by op, by slug: each name and where it is
     for case_file in loaded:
         for case in case_file.cases:
@@ -243,8 +252,21 @@ def load_files(paths: Iterable[Path], expanded: Callable[[OpVersion], bool] = la
     return loaded
 
 
-def read_yaml(path: Path, problems: Problems, kind: str = "case file") -> Any:
-    """The document in a YAML file (mappings as LineDicts), or None with the problem recorded.
+SKIPPED = object()  # what read_yaml gives for a file its `keep` leaves unparsed
+# A case file's `op:` line, at the top level: read without parsing, to leave the files of other ops alone.
+OP_LINE = re.compile(r"""^op:[ \t]*['"]?([A-Za-z0-9_]+)['"]?[ \t]*(?:#.*)?$""", re.MULTILINE)
+
+
+def declared_op(text: str) -> str | None:
+    """The op a case file's one top-level `op:` line names; None when it has none or several (the
+    parser then tells)."""
+    found = OP_LINE.findall(text)
+    return found[0] if len(found) == 1 else None
+
+
+def read_yaml(path: Path, problems: Problems, kind: str = "case file", keep: Callable[[str], bool] | None = None) -> Any:
+    """The document in a YAML file (mappings as LineDicts), or None with the problem recorded;
+    SKIPPED for a file whose text `keep` (when given) turns down.
 
     The file is read only if it is a regular file of at most MAX_FILE_BYTES, and its document
     built only if it nests at most MAX_DEPTH levels and has no anchor, alias or tag (see
@@ -253,6 +275,8 @@ def read_yaml(path: Path, problems: Problems, kind: str = "case file") -> Any:
     shown = display_path(path)
     try:
         text = read_text(path, kind)
+        if keep is not None and not keep(text):
+            return SKIPPED
         check_structure(text, kind)
         return yaml.load(text, Loader=_LineLoader)
     except Refused as refusal:
@@ -299,11 +323,11 @@ def check_structure(text: str, kind: str = "case file") -> None:
             depth -= 1
 
 
-def _load_file(path: Path, problems: Problems) -> CaseFile | None:
+def _load_file(path: Path, problems: Problems, keep: Callable[[str], bool] | None = None) -> CaseFile | None:
     shown = display_path(path)
     count = len(problems.items)
-    document = read_yaml(path, problems)
-    if len(problems.items) > count:
+    document = read_yaml(path, problems, keep=keep)
+    if len(problems.items) > count or document is SKIPPED:
         return None
     if not isinstance(document, LineDict):
         problems.add(shown, 1, "a case file is a mapping with 'op' and 'cases'")
@@ -414,7 +438,10 @@ def _expectation(value: Any, reference: OpReference, path: str, problems: Proble
         # case valid, and ignored whenever it finds it invalid: a typo must not decide either.
         problems.add(path, value.key_lines.get("error", value.line),
                      f"'error: {error}' names no rule of {reference.op}'s reference{_did_you_mean(error, reference.all_rules)}")
-    return Expectation(output=value.get("output"), error=error)
+    if "outputs" in value and not isinstance(value["outputs"], list):
+        raise ValueProblem("'expect: {outputs: ...}' takes a list, one value per output of the op")
+    outputs = value["outputs"] if "outputs" in value else None if value.get("output") is None else [value["output"]]
+    return Expectation(outputs=None if outputs is None else tuple(outputs), error=error)
 
 
 def _did_you_mean(value: Any, allowed: tuple[str, ...]) -> str:
@@ -490,16 +517,28 @@ def _example(case: Case, version: OpVersion, reference: OpReference, binding: di
         attributes[name] = _attribute(version, name, written, binding, reference, seed, made)
     _check_required_given(version, inputs, attributes)
     expect = case.expect or Expectation()
-    output = None
-    if expect.output is not None:
-        out_dtype = dtype(binding[reference.output_param])
-        output = _checked(lambda: to_array(expect.output, out_dtype, seed), "expected output")
-        made.budget.spend(output)
+    outputs = None
+    if expect.outputs is not None:
+        outputs = _stated_outputs(expect.outputs, version, binding, seed, made)
     return Example(
         version=version, name=case.name, types=binding, inputs=inputs, attributes=attributes,
         source=case.source, dtype_param=reference.dtype_param, spec=case.spec,
-        expect_error=expect.error, expect_output=output,
+        expect_error=expect.error, expect_outputs=outputs,
     )
+
+
+def _stated_outputs(written: tuple, version: OpVersion, binding: dict[str, str], seed: int, made: Made) -> tuple:
+    """The outputs a case states, each read into its output's dtype."""
+    if len(written) != len(version.outputs):
+        raise ValueProblem(f"'expect' states {len(written)} outputs; {version.label} has {len(version.outputs)} "
+                           f"({', '.join(version.output_names)})")
+    outputs = []
+    for index, value in enumerate(written):
+        out_dtype = dtype(version.output_dtype(index, binding))
+        what = "expected output" if len(written) == 1 else f"expected output '{version.outputs[index].name}'"
+        outputs.append(_checked(lambda: to_array(value, out_dtype, seed), what))
+        made.budget.spend(outputs[-1])
+    return tuple(outputs)
 
 
 def _check_required_given(version: OpVersion, inputs: dict, attributes: dict) -> None:
@@ -555,7 +594,7 @@ def load_examples(op: str, roots: Iterable[Path] = (BUILTIN_CASES,), since_versi
     expanded = lambda v: v.op == op and (wanted is None or v.since_version in wanted)
     return [
         example
-        for case_file in load_files(case_files(roots), expanded)
+        for case_file in load_files(case_files(roots), expanded, ops=(op,))
         if case_file.op == op
         for case in case_file.cases
         for example in case_file.examples[case.name]

@@ -23,9 +23,8 @@ from .case import Example, stable_seed
 from .compare import Verdict
 from .errors import UsageError
 from .model import BuiltModel, build, checker_problem, example_key
-from .providers import DML_PROVIDER, directml_clip_note
 from .reference import for_op
-from .reference.base import Expected, single
+from .reference.base import Expected, Reading
 from .registry import OpVersion, version_in_force, versions
 from .runners import DEFAULT_TIMEOUT
 from .runners.base import Runner, RunOutput
@@ -38,9 +37,15 @@ BUILTIN_ONLY = (casefile.BUILTIN_CASES,)  # the case files a run reads unless to
 
 @dataclass(frozen=True)
 class RunOptions:
-    """Everything that decides which examples run and how they are judged."""
+    """Everything that decides which examples run and how they are judged.
 
-    op: str  # "" only in a golden run (`run --from`) over every op it finds
+    `ops` are the run's ops, in the order their cases run; `op` names them: the one op's name (the
+    keyword most callers give, `RunOptions(op="Slice")`), or their names joined by '+'. Give one or
+    the other: `ops` wins where both are given. Both are empty only in a golden run (`run --from`)
+    over every op it finds.
+    """
+
+    op: str = ""
     opset: int | None = None
     dtypes: tuple[str, ...] = ()
     case_ids: tuple[str, ...] = ()
@@ -62,6 +67,13 @@ class RunOptions:
     # (case id, mode, seconds, what the runtime wrote to stderr meanwhile) of the case a worker was
     # stopped in for overrunning the case timeout: a timeout without being run again (see `with_known_hang`).
     known_timeout: tuple[str, str, float, str] | None = None
+    ops: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        if self.ops:
+            object.__setattr__(self, "op", "+".join(self.ops))
+        elif self.op:
+            object.__setattr__(self, "ops", (self.op,))
 
 
 @dataclass(frozen=True, eq=False)
@@ -88,16 +100,81 @@ def at_level(result: Result, level: str, levels: int) -> Result:
 
 
 def selected_versions(options: RunOptions) -> list[OpVersion]:
-    reference = for_op(options.op)
-    chosen = [version_in_force(reference.op, options.opset)] if options.opset is not None else list(versions(reference.op))
-    if not options.dtypes:
-        return chosen
+    """The versions the run covers, op after op (see `versions_by_op`)."""
+    return [version for _, chosen in versions_by_op(options) for version in chosen]
+
+
+def versions_by_op(options: RunOptions) -> tuple[tuple[str, tuple[OpVersion, ...]], ...]:
+    """Each op the run covers, in the run's order, with its versions: every one, or the one in
+    force at `--opset`; of those, the ones that allow a `--dtype`. Of several ops, one left with no
+    version is left out (`left_out_ops` says why); a UsageError when every op is, or when no op
+    allows a `--dtype`. A run of one op has its errors as before: that op not at the opset, a
+    dtype it does not allow."""
+    return _op_choice(options)[0]
+
+
+def left_out_ops(options: RunOptions) -> tuple[tuple[str, str], ...]:
+    """The ops named that the run leaves out (see `versions_by_op`), each with why, in the run's order."""
+    return _op_choice(options)[1]
+
+
+@lru_cache(maxsize=16)  # asked for by every unit a worker runs, and by each golden test's chooser
+def _op_choice(options: RunOptions) -> tuple[tuple[tuple[str, tuple[OpVersion, ...]], ...], tuple[tuple[str, str], ...]]:
+    ops = [for_op(op).op for op in options.ops]  # as the registry and every case spell them
+    several = len(ops) > 1
+    in_force, why_not = [], {}
+    for op in ops:
+        found = _in_force(op, options.opset)
+        if isinstance(found, str) and not several:
+            raise UsageError(found)
+        if isinstance(found, str):
+            why_not[op] = found
+        else:
+            in_force.append((op, found))
+    if why_not and not in_force:
+        raise UsageError(f"no op of the run exists at opset {options.opset}: {'; '.join(why_not.values())}")
+    chosen = []
+    for op, candidates in in_force:
+        param = for_op(op).dtype_param
+        kept = tuple(v for v in candidates if not options.dtypes or any(d in v.allowed(param) for d in options.dtypes))
+        if kept:
+            chosen.append((op, kept))
+        else:
+            allowed = sorted({d for v in candidates for d in v.allowed(param)})
+            who = candidates[0].label if len(candidates) == 1 else f"no version of {op}"
+            what = f"{'allows none of' if len(candidates) == 1 else 'allows'} --dtype {' or '.join(options.dtypes)}"
+            why_not[op] = f"{who} {what} (allowed: {', '.join(allowed)})"
     for name in options.dtypes:
-        if not any(name in v.allowed(reference.dtype_param) for v in chosen):
-            allowed = sorted({d for v in chosen for d in v.allowed(reference.dtype_param)})
-            where = chosen[0].label if len(chosen) == 1 else f"any version of {reference.op}"
-            raise UsageError(f"dtype '{name}' is not allowed by {where} (allowed: {', '.join(allowed)})")
-    return [v for v in chosen if any(d in v.allowed(reference.dtype_param) for d in options.dtypes)]
+        _check_dtype_allowed(name, in_force)
+    return tuple(chosen), tuple((op, why_not[op]) for op in ops if op in why_not)
+
+
+def _in_force(op: str, opset: int | None) -> tuple[OpVersion, ...] | str:
+    """The op's versions a run at `opset` covers (every one without it), or why it has none there:
+    its first version is above the opset. An opset above the newest onnx knows is an error for any op."""
+    every = versions(op)
+    if opset is None:
+        return every
+    try:
+        return (version_in_force(op, opset),)
+    except UsageError as error:
+        if opset >= every[0].since_version:
+            raise
+        return error.message
+
+
+def _check_dtype_allowed(name: str, in_force: list[tuple[str, tuple[OpVersion, ...]]]) -> None:
+    """A `--dtype` some version of some op of the run allows; else a UsageError naming those they allow."""
+    allows = lambda op, version: name in version.allowed(for_op(op).dtype_param)
+    if any(allows(op, v) for op, candidates in in_force for v in candidates):
+        return
+    allowed = sorted({d for op, candidates in in_force for v in candidates for d in v.allowed(for_op(op).dtype_param)})
+    if len(in_force) == 1:  # as a run of one op has always said it
+        op, candidates = in_force[0]
+        where = candidates[0].label if len(candidates) == 1 else f"any version of {op}"
+    else:
+        where = f"any version of {', '.join(op for op, _ in in_force)}"
+    raise UsageError(f"dtype '{name}' is not allowed by {where} (allowed: {', '.join(allowed)})")
 
 
 @dataclass(frozen=True)
@@ -135,19 +212,32 @@ YAML_CHUNK = 64
 
 
 def plan(options: RunOptions) -> list[WorkUnit]:
-    """The run as independent units, in the order their results are reported."""
-    reference = for_op(options.op)
-    chosen_versions = selected_versions(options)
+    """The run as independent units, in the order their results are reported: op after op, each
+    op's YAML cases, then its hypothesis groups."""
+    chosen = versions_by_op(options)
+    yaml_examples = _yaml_examples(options, chosen) if options.use_yaml else {}
     units = []
-    if options.use_yaml:
+    for op, chosen_versions in chosen:
         # Chosen here, not only in the worker: a unit of cases that are not run costs pickling both ways.
-        since_versions = [v.since_version for v in chosen_versions]
-        examples = selected(casefile.load_examples(reference.op, options.case_roots, since_versions), options)
+        examples = selected(yaml_examples.get(op, []), options)
         units += [WorkUnit(tuple(examples[i:i + YAML_CHUNK])) for i in range(0, len(examples), YAML_CHUNK)]
-    if options.use_hypothesis and options.examples > 0:
-        units += [WorkUnit(version=v, binding=tuple(b.items()))
-                  for v in chosen_versions for b in strategies.bindings(v, options.dtypes)]
+        if options.use_hypothesis and options.examples > 0:
+            units += [WorkUnit(version=v, binding=tuple(b.items()))
+                      for v in chosen_versions for b in strategies.bindings(v, options.dtypes)]
     return units
+
+
+def _yaml_examples(options: RunOptions, chosen: tuple[tuple[str, tuple[OpVersion, ...]], ...]) -> dict[str, list[Example]]:
+    """Every case-file Example of the chosen op versions, by op, each op's in file order: the case
+    files are read and checked once for every op (see casefile.load_examples)."""
+    wanted = {(v.op, v.since_version) for _, chosen_versions in chosen for v in chosen_versions}
+    files = casefile.load_files(casefile.case_files(options.case_roots), lambda v: (v.op, v.since_version) in wanted,
+                                ops=[op for op, _ in chosen])
+    found: dict[str, list[Example]] = {op: [] for op, _ in chosen}
+    for case_file in files:
+        if case_file.op in found:
+            found[case_file.op] += [example for case in case_file.cases for example in case_file.examples[case.name]]
+    return found
 
 
 def examples_of(unit: WorkUnit, options: RunOptions) -> list[Example]:
@@ -193,11 +283,11 @@ def selected(examples: list[Example], options: RunOptions) -> list[Example]:
 def chooser(options: RunOptions) -> Callable[[Any], bool]:
     """Whether the options choose a case, given anything with an Example's `version`, `dtype` and
     `id` (a stored test can tell them from its model before its data is read)."""
-    versions_wanted = {v.since_version for v in selected_versions(options)} if options.op else None
+    versions_wanted = {(v.op, v.since_version) for v in selected_versions(options)} if options.ops else None
     index, count = options.shard
 
     def chooses(case) -> bool:
-        return ((versions_wanted is None or (case.version.op == options.op and case.version.since_version in versions_wanted))
+        return ((versions_wanted is None or (case.version.op, case.version.since_version) in versions_wanted)
                 and (not options.dtypes or case.dtype in options.dtypes)
                 and (count == 1 or in_shard(case.id, index, count))
                 and (not options.case_ids or case.id in options.case_ids))
@@ -254,7 +344,8 @@ def _sources(options: RunOptions) -> str:
 
 
 def _scope(options: RunOptions) -> str:
-    scope = options.op if options.opset is None else version_in_force(options.op, options.opset).label
+    ops = [op for op, _ in versions_by_op(options)]
+    scope = ", ".join(ops if options.opset is None else (version_in_force(op, options.opset).label for op in ops))
     return scope + (f" in dtype {', '.join(options.dtypes)}" if options.dtypes else "")
 
 
@@ -303,13 +394,32 @@ def expected_for(example: Example) -> Expected:
 
         return computed if not computed.is_valid else Expected(invalid=Invalid(
             example.expect_error, f"{_stated_by(example)}; conform's reference finds the input valid, giving {_first_reading(computed)}"))
-    if example.expect_output is not None:
-        agrees = computed.is_valid and any(compare.arrays_identical(r.outputs[0], example.expect_output) for r in computed.readings)
+    if example.expect_outputs is not None:
+        agrees = stated_agrees(computed, example.expect_outputs)
         if agrees and len(computed.readings) > 1:
             return computed
-        stated = single(example.expect_output, _stated_by(example) + ("" if agrees else f"; {_reference_said(computed)}"))
-        return Expected(readings=stated.readings, may_reject=computed.may_reject if computed.is_valid else None)
+        label = _stated_by(example) + ("" if agrees else f"; {_reference_said(computed)}")
+        stated = Reading(example.expect_outputs, label, _stated_precise(computed, example.expect_outputs))
+        return Expected(readings=(stated,), may_reject=computed.may_reject if computed.is_valid else None,
+                        budgets=computed.budgets if computed.is_valid else ())
     return computed
+
+
+def stated_agrees(computed: Expected, stated: tuple[np.ndarray, ...]) -> bool:
+    """Whether outputs a case file or golden test states are ones the reference allows: judged as
+    a runtime's would be (bitwise, or within the output's precision budget)."""
+    return computed.is_valid and compare.judge(computed, RunOutput(outputs=stated)).outcome in (compare.PASS, compare.AMBIGUOUS)
+
+
+def _stated_precise(computed: Expected, stated: tuple[np.ndarray, ...]) -> tuple[np.ndarray | None, ...]:
+    """The precise values an output stated by a file is judged against: the reference's own, where
+    it computed them for outputs of the stated types and shapes. A stated output is one correctly
+    rounded value among those its budget allows, so a runtime is held to the reference's precise
+    value by the same budget, not to the file's rounding bit for bit."""
+    if not computed.is_valid or not computed.readings[0].precise:
+        return ()
+    precise = computed.readings[0].precise
+    return tuple(p if p is not None and p.shape == s.shape else None for p, s in zip(precise, stated))
 
 
 def _stated_by(example: Example) -> str:
@@ -363,7 +473,7 @@ def stage(example: Example, runner: Runner, options: RunOptions, mode: str = "in
         return Result(example, Expected(readings=()), Verdict(compare.SKIPPED, refusal), replay=replay, extra=extra)
     expected = expected_for(example)
     reference = for_op(example.op)
-    built = build(example, reference.output_dtype(example), _output_rank(example, expected), mode, reference.data_inputs)
+    built = build(example, reference.output_types(example, expected), mode, reference.data_inputs)
     if expected.is_valid:
         problem = checker_problem(built.data)
         if problem is not None:
@@ -421,17 +531,11 @@ def _run_and_judge(staged: Staged, runner: Runner, options: RunOptions) -> Resul
 
 def _explained(verdict: Verdict, example: Example, runner: Runner) -> Verdict:
     """A failure on a provider with known semantics of its own says so in those terms."""
-    if verdict.outcome != compare.FAIL or runner.describe().get("provider") != DML_PROVIDER:
+    if verdict.outcome != compare.FAIL:
         return verdict
-    note = directml_clip_note(example)
+    explain = for_op(example.op).provider_notes.get(runner.describe().get("provider"))
+    note = explain(example) if explain is not None else None
     return dataclasses.replace(verdict, message=f"{verdict.message}. {note}") if note else verdict
-
-
-def _output_rank(example: Example, expected: Expected) -> int:
-    if expected.is_valid:
-        return expected.readings[0].outputs[0].ndim
-    first = next((a for a in example.inputs.values() if a is not None), None)
-    return first.ndim if first is not None else 0
 
 
 # Cases are staged (reference, model) a few at a time rather than each between the run and the
@@ -661,7 +765,7 @@ def shrink_failures(results: list[Result], runner: Runner, options: RunOptions, 
         example, mode = result.example, result.extra.get("mode", "input")
         if example.source != "hypothesis" or result.outcome not in FAILING:
             continue
-        key = (example.version.since_version, tuple(sorted(example.types.items())), mode)
+        key = (example.op, example.version.since_version, tuple(sorted(example.types.items())), mode)
         if key not in groups:
             groups[key] = position, ShrinkTask(example, mode)
     failing = list(groups.values())

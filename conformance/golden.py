@@ -52,7 +52,7 @@ from .compare import AMBIGUOUS, PASS, Verdict, judge
 from .compare import SKIPPED as SKIPPED_OUTCOME
 from .dtypes import from_elem_type, from_numpy
 from .errors import ConformError, UsageError
-from .execute import (DEFAULT_MAX_ELEMENTS, Result, RunOptions, Staged, WorkUnit, _output_rank, check_selection,
+from .execute import (DEFAULT_MAX_ELEMENTS, Result, RunOptions, Staged, WorkUnit, check_selection,
                       chooser, examples_of, expected_for, judging_options, planned_ids, run_staged, too_large,
                       whole_run)
 from .model import BuiltModel, build
@@ -109,7 +109,7 @@ def _tensor_bytes(array: np.ndarray, name: str) -> bytes:
 
 
 def _test_files(example: Example, expected: Expected) -> dict[str, bytes]:
-    built = build(example, for_op(example.op).output_dtype(example), _output_rank(example, expected))
+    built = build(example, for_op(example.op).output_types(example, expected))
     files = {"model.onnx": built.data}
     for index, value_info in enumerate(built.model.graph.input):
         files[f"{DATA_SET}/input_{index}.pb"] = _tensor_bytes(built.feeds[value_info.name], value_info.name)
@@ -626,10 +626,12 @@ def example_from_test(test: GoldenTest) -> Example | str:
     model_file = test.path / "model.onnx"
     values |= {t.name: tensor_array(t, f"{model_file}: initializer '{t.name}'") for t in graph.initializer}
     inputs: dict[str, np.ndarray | None] = {}
-    for formal, name in zip(version.inputs, node.input):
+    if len(node.input) > len(version.inputs) and not version.inputs[-1].variadic:
+        raise GoldenError(f"{test.path}: the node has {len(node.input)} inputs; {version.label} takes {len(version.inputs)}")
+    for formal_name, name in zip(version.positional_names(len(node.input)), node.input):
         if name and name not in values:
             raise GoldenError(f"{test.path}: the node's input '{name}' is neither a graph input nor an initializer")
-        inputs[formal.name] = values[name] if name else None
+        inputs[formal_name] = values[name] if name else None
     missing = [f.name for f in version.inputs if not f.optional and inputs.get(f.name) is None]
     if missing:
         raise GoldenError(f"{test.path}: the node lacks its required input(s) {', '.join(missing)}")
@@ -637,7 +639,7 @@ def example_from_test(test: GoldenTest) -> Example | str:
     reference = for_op(node.op_type)
     types = _types(version, {name: from_numpy(a.dtype).name for name, a in inputs.items() if a is not None},
                    {name: from_numpy(v.dtype).name for name, v in attributes.items() if isinstance(v, np.ndarray)},
-                   reference.attribute_params)
+                   reference.attribute_params, _output_dtypes(graph))
     return Example(version, test.name, types, inputs, attributes, f"golden:{test.path}", reference.dtype_param)
 
 
@@ -664,17 +666,31 @@ def _attribute(attribute: onnx.AttributeProto, where: str):
     return value
 
 
+def _output_dtypes(graph: onnx.GraphProto) -> tuple[str | None, ...]:
+    """The dtypes a model's graph outputs declare, in order (None where one declares none)."""
+    return tuple(from_elem_type(o.type.tensor_type.elem_type).name if o.type.tensor_type.elem_type else None
+                 for o in graph.output)
+
+
 def _types(version: OpVersion, input_dtypes: dict[str, str], attribute_dtypes: dict[str, str],
-           attribute_params: dict[str, str]) -> dict[str, str]:
+           attribute_params: dict[str, str], output_dtypes: tuple[str | None, ...] = ()) -> dict[str, str]:
     """The type binding of a stored node: each type parameter's dtype from the first formal input
     that has one, then from the attributes that carry one (a tensor's dtype; float for any other
-    value, or none)."""
+    value, or none), then from the outputs the model declares; a parameter with one allowed type
+    has that one."""
     types: dict[str, str] = {}
-    for formal in version.inputs:
-        if formal.name in input_dtypes:
-            types.setdefault(formal.type_param, input_dtypes[formal.name])
+    for name, dtype_name in input_dtypes.items():
+        formal = version.input(name)
+        if formal is not None:
+            types.setdefault(formal.type_param, dtype_name)
     for name, param in attribute_params.items():
         types.setdefault(param, attribute_dtypes.get(name, "float"))
+    for formal, dtype_name in zip(version.outputs, output_dtypes):
+        if dtype_name is not None and formal.type_param in version.constraints:
+            types.setdefault(formal.type_param, dtype_name)
+    for param, allowed in version.type_constraints:
+        if len(allowed) == 1:
+            types.setdefault(param, allowed[0])
     return types
 
 
@@ -699,10 +715,10 @@ def _checkable(test: GoldenTest, expect_stored: bool, max_elements: int) -> tupl
         if refusal is not None:  # before the reference, which would allocate the output
             return example, None, refusal
         if expect_stored:
-            if len(test.outputs) != 1:
+            if len(test.outputs) != len(example.version.outputs):
                 raise GoldenError(f"{folder}: {len(test.outputs)} output files; "
-                                  f"{example.op} has one output")
-            example = dataclasses.replace(example, expect_output=test.outputs[0])
+                                  f"{example.version.label} has {len(example.version.outputs)} outputs")
+            example = dataclasses.replace(example, expect_outputs=tuple(test.outputs))
         return example, expected_for(example), None
     except GoldenError:
         raise
@@ -893,12 +909,13 @@ def _declared_types(model: onnx.ModelProto, node: onnx.NodeProto, version: OpVer
     """The node's type binding from the types its model declares; None when an input declares none."""
     graph = model.graph
     declared = {i.name: i.type.tensor_type.elem_type for i in graph.input} | {t.name: t.data_type for t in graph.initializer}
-    inputs = {formal.name: declared.get(name) for formal, name in zip(version.inputs, node.input) if name}
+    inputs = {formal: declared.get(name) for formal, name in zip(version.positional_names(len(node.input)), node.input) if name}
     if not all(inputs.values()):
         return None
     tensors = {a.name: a.t.data_type for a in node.attribute if a.type == onnx.AttributeProto.TENSOR}
     return _types(version, {name: from_elem_type(t).name for name, t in inputs.items()},
-                  {name: from_elem_type(t).name for name, t in tensors.items()}, for_op(version.op).attribute_params)
+                  {name: from_elem_type(t).name for name, t in tensors.items()}, for_op(version.op).attribute_params,
+                  _output_dtypes(graph))
 
 
 def run_stored(cases: list[StoredCase], runner: Runner, options: RunOptions,

@@ -47,9 +47,10 @@ def element_types(model: onnx.ModelProto) -> frozenset[int]:
 MODES = ("input", "initializer", "constant")
 
 
-def build(example: Example, output_dtype: str, output_rank: int, mode: str = "input",
+def build(example: Example, outputs: tuple[tuple[str, int], ...], mode: str = "input",
           data_inputs: tuple[str, ...] = ()) -> BuiltModel:
-    """The model for an example; outputs get `output_rank` symbolic dims (the checker wants a shape).
+    """The model for an example; `outputs` gives each output's dtype and rank, and each gets that
+    many symbolic dims (the checker wants a shape).
 
     `mode` decides how inputs other than `data_inputs` reach the node: as graph inputs fed at run
     time, as initializers, or as outputs of Constant nodes. Runtimes constant-fold and pick kernels
@@ -60,22 +61,22 @@ def build(example: Example, output_dtype: str, output_rank: int, mode: str = "in
     """
     version = example.version
     inputs = example.inputs
+    names = example.node_inputs
     embedded = () if mode == "input" else tuple(
-        name for name in version.input_names if inputs.get(name) is not None and name not in data_inputs)
-    shapes = tuple([_input_key(inputs.get(name), name in embedded) for name in version.input_names])
+        name for name in names if name and name not in data_inputs and version.input(name).name not in data_inputs)
+    shapes = tuple([_input_key(inputs.get(name), name in embedded) for name in names])
     # The op and since-version stand for the version: their hashes are cached, an OpVersion's is computed.
-    key = (version.op, version.since_version, mode, output_dtype, output_rank, shapes, _attributes_key(example.attributes))
+    key = (version.op, version.since_version, mode, outputs, shapes, _attributes_key(example.attributes))
     found = _MODELS.get(key)
     if found is None:
-        found = _MODELS[key] = _build(example, output_dtype, output_rank, mode, embedded)
+        found = _MODELS[key] = _build(example, outputs, mode, embedded)
         if len(_MODELS) > MODEL_CACHE_SIZE:
             del _MODELS[next(iter(_MODELS))]
     model, data, elem_types = found
     feeds = {}
-    for name in version.input_names:  # a loop, not a comprehension: asked for every case
-        array = inputs.get(name)
-        if array is not None and name not in embedded:
-            feeds[name] = array
+    for name in names:  # a loop, not a comprehension: asked for every case
+        if name and name not in embedded:
+            feeds[name] = inputs[name]
     return BuiltModel(model, data, feeds, elem_types)
 
 
@@ -112,48 +113,53 @@ def example_key(example: Example) -> tuple:
             tuple((name, value_key(value)) for name, value in sorted(example.attributes.items())))
 
 
-def _build(example: Example, output_dtype: str, output_rank: int, mode: str,
+# IR version 4 (opset 9) is the first that lets an initializer be no graph input; Constant-9 the
+# first Constant that holds any type (Constant-1 takes float16, float and double only).
+IR_INITIALIZER_NOT_INPUT = 4
+CONSTANT_ANY_TYPE_OPSET = 9
+CONSTANT_1_TYPES = frozenset({np.dtype(np.float16), np.dtype(np.float32), np.dtype(np.float64)})
+
+
+def _build(example: Example, outputs: tuple[tuple[str, int], ...], mode: str,
            embedded: tuple[str, ...]) -> tuple[onnx.ModelProto, bytes, frozenset[int]]:
     version = example.version
-    node_inputs, graph_inputs = _inputs(example)
+    opset = helper.make_opsetid("", version.since_version)
+    ir_version = helper.find_min_ir_version_for([opset])
+    graph_inputs = [_value_info(name, example.inputs[name]) for name in example.node_inputs if name]
     initializers, constants = [], []
     for name in embedded:
-        tensor = numpy_helper.from_array(example.inputs[name], name=name)
-        graph_inputs = [g for g in graph_inputs if g.name != name]
-        if mode == "initializer":
-            initializers.append(tensor)
-        else:
+        array = example.inputs[name]
+        tensor = numpy_helper.from_array(array, name=name)
+        if mode == "constant" and (version.since_version >= CONSTANT_ANY_TYPE_OPSET or array.dtype in CONSTANT_1_TYPES):
             constants.append(helper.make_node("Constant", [], [name], value=tensor))
-    node = helper.make_node(
-        version.op, node_inputs, list(version.output_names), **_attributes(example)
-    )
-    out_dims = [f"out_d{k}" for k in range(output_rank)]
-    outputs = [helper.make_tensor_value_info(name, dtype(output_dtype).elem_type, out_dims) for name in version.output_names]
-    graph = helper.make_graph([*constants, node], f"conform_{version.op}", graph_inputs, outputs, initializer=initializers)
-    opset = helper.make_opsetid("", version.since_version)
-    model = helper.make_model(
-        graph,
-        opset_imports=[opset],
-        ir_version=helper.find_min_ir_version_for([opset]),
-        producer_name="conform",
-    )
+        else:  # an initializer, also where no Constant of this opset can hold the type
+            initializers.append(tensor)
+            if ir_version < IR_INITIALIZER_NOT_INPUT:  # IR 3 wants every initializer to be a graph input too
+                _concrete(graph_inputs, name, array.shape)
+                continue
+        graph_inputs = [g for g in graph_inputs if g.name != name]
+    node = helper.make_node(version.op, list(example.node_inputs), list(version.output_names), **_attributes(example))
+    graph_outputs = [
+        helper.make_tensor_value_info(name, dtype(out_dtype).elem_type, [f"{name}_out_d{k}" for k in range(rank)])
+        for name, (out_dtype, rank) in zip(version.output_names, outputs)
+    ]
+    graph = helper.make_graph([*constants, node], f"conform_{version.op}", graph_inputs, graph_outputs, initializer=initializers)
+    model = helper.make_model(graph, opset_imports=[opset], ir_version=ir_version, producer_name="conform")
     return model, model.SerializeToString(deterministic=True), element_types(model)
 
 
-def _inputs(example: Example) -> tuple[list[str], list[onnx.ValueInfoProto]]:
-    node_inputs: list[str] = []
-    graph_inputs: list[onnx.ValueInfoProto] = []
-    for formal in example.version.inputs:
-        array = example.inputs.get(formal.name)
-        if array is None:
-            node_inputs.append("")
-            continue
-        node_inputs.append(formal.name)
-        dims = [f"{formal.name}_d{k}" for k in range(array.ndim)]
-        graph_inputs.append(helper.make_tensor_value_info(formal.name, from_numpy(array.dtype).elem_type, dims))
-    while node_inputs and node_inputs[-1] == "":
-        node_inputs.pop()
-    return node_inputs, graph_inputs
+def _value_info(name: str, array: np.ndarray) -> onnx.ValueInfoProto:
+    dims = [f"{name}_d{k}" for k in range(array.ndim)]
+    return helper.make_tensor_value_info(name, from_numpy(array.dtype).elem_type, dims)
+
+
+def _concrete(graph_inputs: list[onnx.ValueInfoProto], name: str, shape: tuple[int, ...]) -> None:
+    """Give the graph input `name` the concrete dims of the initializer that feeds it."""
+    for value_info in graph_inputs:
+        if value_info.name == name:
+            for dim, size in zip(value_info.type.tensor_type.shape.dim, shape):
+                dim.Clear()
+                dim.dim_value = size
 
 
 def _attributes(example: Example) -> dict[str, object]:

@@ -14,6 +14,7 @@ import numpy as np
 import yaml
 
 from .case import Example
+from .registry import versions
 from .values import format_scalar
 
 
@@ -54,6 +55,11 @@ def _written(array: np.ndarray | None) -> Any:
     return _value(array)
 
 
+def _input_elsewhere(op: str, name: str) -> bool:
+    """Whether some version of `op` takes `name` as an input."""
+    return any(version.input(name) is not None for version in versions(op))
+
+
 def case_yaml(example: Example, name: str, spec: str = "") -> str:
     """The YAML text of a case file holding just this example."""
     inputs = {k: _written(v) for k, v in example.inputs.items()}
@@ -61,8 +67,8 @@ def case_yaml(example: Example, name: str, spec: str = "") -> str:
     for key, value in example.attributes.items():
         if isinstance(value, np.ndarray):
             attributes[key] = _written(value)
-        elif key in ("starts", "ends", "axes", "min", "max"):
-            inputs[key] = value  # older versions' attributes are written as inputs; the loader moves them
+        elif _input_elsewhere(example.op, key):
+            inputs[key] = value  # an attribute a later version takes as an input is written as one; the loader moves it
         else:
             attributes[key] = value
     case: dict[str, Any] = {"name": name}

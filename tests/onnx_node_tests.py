@@ -3,19 +3,31 @@
 from __future__ import annotations
 
 import warnings
+from functools import cache
 from pathlib import Path
 
 from onnx import numpy_helper
 from onnx.backend.test.case import node
 
-PREFIXES = ("test_clip", "test_slice", "test_constantofshape")
+# The ops whose node tests the golden feature tests (run --from, verify, progress) use as examples.
+FEATURE_OPS = ("Clip", "ConstantOfShape", "Slice")
 
 
-def export(out: Path) -> list[Path]:
-    """Write each onnx node test of Clip, Slice and ConstantOfShape in the backend-test layout."""
+@cache
+def _all_cases() -> tuple:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        cases = [c for c in node.collect_testcases() if c.name.startswith(PREFIXES)]
+        return tuple(node.collect_testcases())
+
+
+def export(out: Path, ops: tuple[str, ...] | None = None) -> list[Path]:
+    """Write each onnx node test whose model is one node of `ops` (default: every covered op) in
+    the backend-test layout, with its `_expanded` twin (the op's function body, many nodes)."""
+    from conformance.reference import covered_ops
+
+    wanted = set(covered_ops() if ops is None else ops)
+    single = {c.name for c in _all_cases() if len(c.model.graph.node) == 1 and c.model.graph.node[0].op_type in wanted}
+    cases = [c for c in _all_cases() if c.name in single or c.name.removesuffix("_expanded") in single]
     written = []
     for case in cases:
         folder = out / case.name

@@ -235,10 +235,10 @@ def test_verify_names_each_unreadable_test_fails_for_it_and_checks_the_rest(conf
 
 def test_a_model_that_is_not_a_single_supported_node_is_skipped_not_failed(conform, tmp_path):
     conform("generate", "--op", "Clip", "--opset", "13", "--dtype", "float", "--no-hypothesis", "--out", str(tmp_path / "golden"))
-    folder = tmp_path / "golden" / "test_relu"
+    folder = tmp_path / "golden" / "test_no_such_op"
     (folder / "test_data_set_0").mkdir(parents=True)
     x = onnx.helper.make_tensor_value_info("x", onnx.TensorProto.FLOAT, [2])
-    graph = onnx.helper.make_graph([onnx.helper.make_node("Relu", ["x"], ["y"])], "g", [x],
+    graph = onnx.helper.make_graph([onnx.helper.make_node("NoSuchOp", ["x"], ["y"])], "g", [x],
                                    [onnx.helper.make_tensor_value_info("y", onnx.TensorProto.FLOAT, [2])])
     onnx.save(onnx.helper.make_model(graph), folder / "model.onnx")
     (folder / "test_data_set_0" / "input_0.pb").write_bytes(numpy_helper.from_array(np.zeros(2, np.float32)).SerializeToString())
@@ -249,7 +249,7 @@ def test_a_model_that_is_not_a_single_supported_node_is_skipped_not_failed(confo
 
 
 def test_verify_agrees_with_onnx_own_node_tests(conform, tmp_path):
-    exported = onnx_node_tests.export(tmp_path / "node")
+    exported = onnx_node_tests.export(tmp_path / "node", onnx_node_tests.FEATURE_OPS)
     assert len(exported) >= 20
     result = conform("verify", str(tmp_path / "node"), "--report-json", str(tmp_path / "v.json"))
     report = json.loads((tmp_path / "v.json").read_text())
@@ -342,7 +342,7 @@ def test_run_from_holds_the_runtime_to_the_stored_output(conform, tmp_path):
 
 
 def test_run_from_runs_onnx_own_node_tests_and_skips_what_is_not_a_single_node(conform, tmp_path):
-    onnx_node_tests.export(tmp_path / "node")
+    onnx_node_tests.export(tmp_path / "node", onnx_node_tests.FEATURE_OPS)
     result = conform("run", "--from", str(tmp_path / "node"), "--report-json", str(tmp_path / "r.json"))
     report = json.loads((tmp_path / "r.json").read_text())
     outcomes = {r["case"]: r["outcome"] for r in report["results"]}
@@ -356,7 +356,7 @@ def test_run_from_runs_onnx_own_node_tests_and_skips_what_is_not_a_single_node(c
 def test_run_from_progress_counts_every_stored_test_run_or_skipped(conform, conform_on_a_terminal, tmp_path, jobs):
     out, node = tmp_path / "golden", tmp_path / "node"
     conform("generate", "--op", "Clip", "--opset", "13", "--examples", "40", "--out", str(out))
-    onnx_node_tests.export(node)  # the expanded ones are skipped
+    onnx_node_tests.export(node, onnx_node_tests.FEATURE_OPS)  # the expanded ones are skipped
     drawn = conform_on_a_terminal("run", "--from", str(out), "--from", str(node), "--jobs", jobs,
                                   "--report-json", str(tmp_path / "r.json"))
     report = json.loads((tmp_path / "r.json").read_text())
@@ -374,7 +374,7 @@ def test_run_from_progress_counts_every_stored_test_run_or_skipped(conform, conf
 def test_verify_progress_counts_every_stored_test_verified_or_skipped(conform, conform_on_a_terminal, tmp_path, jobs):
     out, node = tmp_path / "golden", tmp_path / "node"
     conform("generate", "--op", "Clip", "--opset", "13", "--examples", "40", "--out", str(out))
-    onnx_node_tests.export(node)  # the expanded ones are skipped
+    onnx_node_tests.export(node, onnx_node_tests.FEATURE_OPS)  # the expanded ones are skipped
     drawn = conform_on_a_terminal("verify", str(out), str(node), "--jobs", jobs, "--report-json", str(tmp_path / "v.json"))
     report = json.loads((tmp_path / "v.json").read_text())
     tests = len(golden.test_dirs([out, node]))
@@ -387,7 +387,7 @@ def test_run_from_with_jobs_reads_and_runs_in_workers_and_writes_the_serial_repo
     # same results, skipped tests and messages as one process, crashes and hangs included.
     out, node = tmp_path / "golden", tmp_path / "node"
     conform("generate", "--op", "Slice", "--opset", "13", "--dtype", "float", "--no-hypothesis", "--out", str(out))
-    onnx_node_tests.export(node)  # onnx's own tests too, the expanded ones skipped
+    onnx_node_tests.export(node, onnx_node_tests.FEATURE_OPS)  # onnx's own tests too, the expanded ones skipped
     assert len(golden.golden_units([out, node])) >= 3
     args = ("run", "--from", str(out), "--from", str(node), "--backend", "crashy", "--timeout", "1")
     serial = conform(*args, "--jobs", "1", "--report-json", str(tmp_path / "one.json"))
@@ -415,7 +415,7 @@ def test_verify_with_jobs_checks_in_workers_and_writes_the_serial_report(conform
     # verdicts, skipped tests and report, byte for byte, as one process.
     out, node = tmp_path / "golden", tmp_path / "node"
     conform("generate", "--op", "Slice", "--opset", "13", "--dtype", "float", "--no-hypothesis", "--out", str(out))
-    onnx_node_tests.export(node)  # onnx's own tests too, the expanded ones skipped
+    onnx_node_tests.export(node, onnx_node_tests.FEATURE_OPS)  # onnx's own tests too, the expanded ones skipped
     assert len(golden.golden_units([out, node])) >= 3
     victim = out / "test_slice_13_negative_start_float_int64" / "test_data_set_0" / "output_0.pb"
     data = bytearray(victim.read_bytes())
@@ -468,7 +468,7 @@ def test_run_from_with_an_op_reads_only_the_models_of_the_other_tests(conform, t
     store, node = tmp_path / "store", tmp_path / "node"
     for op in ("Clip", "Slice"):
         conform("generate", "--op", op, "--opset", "13", "--dtype", "float", "--no-hypothesis", "--out", str(store))
-    onnx_node_tests.export(node)
+    onnx_node_tests.export(node, onnx_node_tests.FEATURE_OPS)
     alone = conform("run", "--from", str(store), "--from", str(node), "--op", "Clip", "--report-json", str(tmp_path / "a.json"))
     other = next(p for p in sorted(store.iterdir()) if p.name.startswith("test_slice_13"))
     (other / "test_data_set_0" / "output_0.pb").write_bytes(b"\xff junk")
@@ -492,7 +492,7 @@ def test_run_from_with_a_shard_or_dtype_reads_only_the_data_of_the_tests_it_choo
     store, node = tmp_path / "store", tmp_path / "node"
     conform("generate", "--op", "Slice", "--opset", "13", "--dtype", "float", "--dtype", "int8", "--no-hypothesis",
             "--out", str(store))
-    onnx_node_tests.export(node)
+    onnx_node_tests.export(node, onnx_node_tests.FEATURE_OPS)
     sources = ("--from", str(store), "--from", str(node))
     whole = conform("run", *sources, "--report-json", str(tmp_path / "whole.json"))
     results = json.loads((tmp_path / "whole.json").read_text())["results"]
@@ -541,7 +541,7 @@ def test_what_a_stored_model_declares_is_what_its_test_reads_as(conform, tmp_pat
     store, node = tmp_path / "store", tmp_path / "node"
     for op in ("Clip", "ConstantOfShape", "Slice"):
         conform("generate", "--op", op, "--examples", "2", "--out", str(store), "--force")
-    onnx_node_tests.export(node)
+    onnx_node_tests.export(node, onnx_node_tests.FEATURE_OPS)
     told = 0
     for path in golden.test_dirs([store, node]):
         declared = golden._declared_data_sets(path)

@@ -13,7 +13,7 @@ import pytest
 
 from conformance import casefile, scratch
 from conformance.dtypes import all_names
-from conformance.providers import directml_clip_bound, directml_clip_note
+from conformance.reference.clip import directml_clip_bound, directml_clip_note
 from conformance.execute import RunOptions, Staged, select_examples, stage
 from conformance.runners.fallback import PROFILES, fallback_message, next_profile_prefix, providers_that_ran, read_profile
 from conformance.runners import wire

@@ -102,7 +102,7 @@ def test_external_data_inside_the_test_directory_is_read_no_further_than_its_dim
     pb.write_bytes(external(array, "output.bin", offset=6, length=array.nbytes))
     assert unreadable(test) is None
     [case], _ = golden.stored_cases([test])
-    assert np.array_equal(case.example.expect_output, array)
+    assert np.array_equal(case.example.expect_outputs[0], array)
     # A 2 GiB sparse file: the length it claims is not what the dims need, and dims that need
     # that much are refused unread.
     with open(test / "test_data_set_0" / "output.bin", "wb") as big:

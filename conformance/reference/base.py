@@ -30,10 +30,15 @@ class Invalid:
 
 @dataclass(frozen=True, eq=False)
 class Reading:
-    """One allowed output, with a label saying which reading of the text produced it."""
+    """One allowed output, with a label saying which reading of the text produced it.
+
+    `precise` holds, per output, the value before rounding to the output's dtype (float64), for
+    outputs judged by a precision budget; None for outputs judged exactly.
+    """
 
     outputs: tuple[np.ndarray, ...]
     label: str = "spec"
+    precise: tuple[np.ndarray | None, ...] = ()
 
 
 @dataclass(frozen=True, eq=False)
@@ -44,6 +49,8 @@ class Expected:
     invalid: Invalid | None = None
     may_reject: str | None = None  # why the spec also allows a runtime to reject this valid input
     ambiguity: str | None = None  # what is ambiguous, when readings differ
+    # Per output: how a float output is judged (a `precision.Budget`), or None for exactly.
+    budgets: tuple[object | None, ...] = ()
 
     @property
     def is_valid(self) -> bool:
@@ -88,7 +95,6 @@ class OpReference:
 
     op: str
     dtype_param: str
-    output_param: str
     semantics: tuple[type[VersionSemantics], ...]
     attribute_params: dict[str, str] = field(default_factory=dict)
     data_inputs: tuple[str, ...] = ()  # inputs that stay graph inputs in every materialization mode
@@ -100,6 +106,12 @@ class OpReference:
     # The ids of the rules by which its versions find an input invalid (`Invalid.rule`), besides
     # DTYPE_NOT_ALLOWED, which every op has: an expectation names a lenient deviation by its rule.
     rules: tuple[str, ...] = ()
+    # Per execution provider (onnxruntime's name), what explains a failure of this op in that
+    # provider's own terms: a function of the case giving a note, or None.
+    provider_notes: dict[str, Callable[[Example], str | None]] = field(default_factory=dict)
+    # The family declaration the op was made from (reference/elementwise.py), which its strategy
+    # draws from too; None for an op with modules of its own.
+    family: object | None = None
     # Semantics classes hold no state, so one instance per since-version serves every case.
     _instances: dict[int, VersionSemantics] = field(default_factory=dict, init=False, repr=False, compare=False)
 
@@ -124,8 +136,16 @@ class OpReference:
                 largest = array.size
         return largest
 
-    def output_dtype(self, example: Example) -> str:
-        return example.types[self.output_param]
+    def output_types(self, example: Example, expected: Expected) -> tuple[tuple[str, int], ...]:
+        """Each output's dtype (from the schema and the example's type binding) and rank (the
+        reference's, or for an input it rejects, the first input's)."""
+        version = example.version
+        if expected.is_valid and expected.readings:
+            ranks = [output.ndim for output in expected.readings[0].outputs]
+        else:
+            first = next((a for a in example.inputs.values() if a is not None), None)
+            ranks = [first.ndim if first is not None else 0] * len(version.outputs)
+        return tuple((version.output_dtype(k, example.types), rank) for k, rank in enumerate(ranks))
 
     def expected(self, example: Example) -> Expected:
         wrong_type = self.disallowed_type(example)

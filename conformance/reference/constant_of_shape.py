@@ -48,7 +48,6 @@ def output_elements(example: Example) -> int:
 REFERENCE = OpReference(
     op="ConstantOfShape",
     dtype_param="T2",
-    output_param="T2",
     data_inputs=(),
     shape_inputs=("input",),
     semantics=(ConstantOfShape9,),

@@ -177,7 +177,6 @@ def negative_step_int_max_end(example: Example) -> bool:
 REFERENCE = OpReference(
     op="Slice",
     dtype_param="T",
-    output_param="T",
     data_inputs=("data",),
     semantics=(Slice1, Slice10, Slice11, Slice13),
     traits={"negative-step-int-max-end": negative_step_int_max_end},

@@ -26,6 +26,9 @@ class RunOutput:
     # raised what ends a process or ran out of memory), "timeout" (it hung), "fallback" (another
     # provider ran the node) or "fail" (it answered, with no outputs: see checked_outputs).
     fault: str | None = None
+    # The refusal says the runtime has no implementation for this op version or type (or cannot
+    # be handed it): nothing about whether the input is valid, so it is no rejection of an invalid one.
+    no_kernel: bool = False
 
     @classmethod
     def failed(cls, error: str) -> "RunOutput":
@@ -41,8 +44,8 @@ class RunOutput:
         return cls(error=message, fault="fail")
 
     @classmethod
-    def not_supported(cls, reason: str) -> "RunOutput":
-        return cls(error=reason, unsupported=True)
+    def not_supported(cls, reason: str, no_kernel: bool = False) -> "RunOutput":
+        return cls(error=reason, unsupported=True, no_kernel=no_kernel)
 
     @classmethod
     def timed_out(cls, seconds: float, last_words: str = "") -> "RunOutput":
@@ -133,24 +136,29 @@ def read_safely(read: Callable[[Any], str], thing: Any) -> str:
         return f"{type(thing).__name__} (reading it raised {type(failure).__name__})"
 
 
-def classified(error: BaseException, unsupported_markers: tuple[str, ...]) -> RunOutput:
+def classified(error: BaseException, unsupported_markers: tuple[str, ...],
+               no_kernel_markers: tuple[str, ...] = ()) -> RunOutput:
     """A runtime's refusal as a result: `unsupported` when it says it does not implement the op,
     version or type, in a way runtimes share whatever their vocabulary (NotImplementedError;
     unittest.SkipTest, which onnx's backend test runner takes as "not supposed to implement it",
     BackendIsNotSupposedToImplementIt; an exception class named NotImplemented, as onnxruntime
     raises for an op version or type it has no kernel for, also through its onnx.backend) or in
-    its own (a message with one of the markers); else an error. A MemoryError refuses nothing:
+    its own (a message with one of the markers); else an error. The shared ways and
+    `no_kernel_markers` say it has no kernel (`no_kernel`). A MemoryError refuses nothing:
     the runtime ran out of memory, a crash of its case (in a worker, one the memory limit made)."""
     if isinstance(error, MemoryError):
         return RunOutput.crashed(f"the runtime ran out of memory: {first_line(error)}{memory_limit_note()}")
     text = first_line(error)
     whole = read_safely(str, error)
-    if _says_not_implemented(error) or any(marker in whole for marker in unsupported_markers):
+    if _says_not_implemented(error) or any(marker in whole for marker in no_kernel_markers):
+        return RunOutput.not_supported(text, no_kernel=True)
+    if any(marker in whole for marker in unsupported_markers):
         return RunOutput.not_supported(text)
     return RunOutput.failed(text)
 
 
-def raised(error: BaseException, heard: int, unsupported_markers: tuple[str, ...] = ()) -> RunOutput:
+def raised(error: BaseException, heard: int, unsupported_markers: tuple[str, ...] = (),
+           no_kernel_markers: tuple[str, ...] = ()) -> RunOutput:
     """What anything a runtime raised makes of its case. An exception that is no Exception
     (SystemExit, KeyboardInterrupt, GeneratorExit...) would end the process that runs the runtime,
     this one with `--no-isolation`: a crash of the case, and the run goes on. When conform itself
@@ -158,7 +166,7 @@ def raised(error: BaseException, heard: int, unsupported_markers: tuple[str, ...
     runtime made of it, KeyboardInterrupt is raised again. Anything else is `classified`."""
     interrupted_since(heard)
     if isinstance(error, Exception):
-        return classified(error, unsupported_markers)
+        return classified(error, unsupported_markers, no_kernel_markers)
     return RunOutput.crashed(f"the runtime raised {shown(error)}, which would end the process running it")
 
 

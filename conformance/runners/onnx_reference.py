@@ -21,7 +21,7 @@ class OnnxReferenceRunner:
         from onnx.reference import ReferenceEvaluator
 
         self._evaluator = ReferenceEvaluator
-        self._sessions = SessionCache(lambda built: ReferenceEvaluator(built.model), lambda error: classified(error, UNSUPPORTED_MARKERS))
+        self._sessions = SessionCache(lambda built: ReferenceEvaluator(built.model), lambda error: classified(error, (), UNSUPPORTED_MARKERS))
 
     def describe(self) -> dict:
         return {"name": "onnx.reference", "version": onnx.__version__}
@@ -39,5 +39,5 @@ class OnnxReferenceRunner:
             with np.errstate(all="ignore"):
                 outputs = evaluator.run(None, dict(built.feeds))
         except Exception as error:  # any refusal by the runtime is a result
-            return classified(error, UNSUPPORTED_MARKERS)
+            return classified(error, (), UNSUPPORTED_MARKERS)
         return checked_outputs(outputs, len(built.model.graph.output), "onnx.reference")
