@@ -1,9 +1,12 @@
 """Comparison: expected vs actual -> a Verdict (outcome, message, and the diff a person reads).
 
 Rules: dtype and shape must match exactly; values compare bitwise, except that any NaN matches
-any NaN, and +0.0 matches -0.0 unless `strict_zero`. A valid case matches when the actual output
-equals any of the reference's readings; a match against one of several distinct readings is
-`ambiguous`. An invalid case passes when the runtime rejects it, and is `lenient` otherwise.
+any NaN, and +0.0 matches -0.0 unless `strict_zero`. An output whose op declares a precision
+budget (`Expected.budgets`) and whose reading holds its precise value is judged by
+`precision.check` instead: within so many ULP of the precise value, special values exactly. A
+valid case matches when the actual output equals any of the reference's readings; a match against
+one of several distinct readings is `ambiguous`. An invalid case passes when the runtime rejects
+it, and is `lenient` otherwise.
 """
 
 from __future__ import annotations
@@ -14,7 +17,8 @@ from functools import lru_cache
 import numpy as np
 
 from .dtypes import from_numpy
-from .reference.base import Expected
+from .precision import FLUSHED, Budget, BudgetCheck, check, ulp_text
+from .reference.base import Expected, Reading
 from .runners.base import RunOutput
 from .values import format_scalar
 
@@ -39,15 +43,23 @@ class Mismatch:
     count: int = 0
     total: int = 0
     max_abs_diff: float | None = None
+    # For an output judged by a precision budget: the budget ('4 ULP'), the worst error measured,
+    # and per listed index what its error is ('37.5 ULP from 0.8414709848078965').
+    budget: str | None = None
+    worst_ulp: float | None = None
+    index_notes: tuple[str, ...] = ()
 
     def lines(self, expected: str = "expected", actual: str = "got") -> list[str]:
         """What differs, a line each; `expected` and `actual` name the two sides (two runners' names
         in a diff, where neither is the expected answer)."""
         text = [f"output {self.output}: {expected} {self.expected_type}, {actual} {self.actual_type}"]
-        if self.count:
+        if self.count and self.budget is not None:
+            text.append(f"{self.count} of {self.total} values beyond {self.budget} (worst {ulp_text(self.worst_ulp)} ULP)")
+        elif self.count:
             text.append(f"{self.count} of {self.total} values differ" +
                         (f" (max |diff| {self.max_abs_diff:g})" if self.max_abs_diff is not None else ""))
-            text += [f"  at {list(i)}: {expected} {e}, {actual} {a}" for i, e, a in self.indices]
+        notes = [f" ({note})" for note in self.index_notes] + [""] * (len(self.indices) - len(self.index_notes))
+        text += [f"  at {list(i)}: {expected} {e}, {actual} {a}{note}" for (i, e, a), note in zip(self.indices, notes)]
         return text
 
     def headline(self, expected: str = "expected", actual: str = "got") -> str:
@@ -67,6 +79,9 @@ class Verdict:
     message: str
     mismatches: tuple[Mismatch, ...] = field(default_factory=tuple)
     reading: str | None = None
+    # The worst ULP error measured over the outputs judged by a precision budget (of the matching
+    # reading; of the first, when none matches); None when no output was.
+    ulp: float | None = None
 
 
 def type_text(array: np.ndarray) -> str:
@@ -154,6 +169,72 @@ def _outputs_mismatches(expected: tuple[np.ndarray, ...], actual: tuple[np.ndarr
     return found
 
 
+@dataclass(frozen=True)
+class _Measured:
+    """What the budgeted outputs of one reading showed: the worst ULP error, and whether a pass
+    needed the reading that a subnormal is flushed to zero."""
+
+    ulp: float
+    flushed: bool
+
+
+def _has_budgets(expected: Expected) -> bool:
+    return any(isinstance(budget, Budget) for budget in expected.budgets)
+
+
+def _budget_of(expected: Expected, reading: Reading, index: int) -> tuple[Budget, np.ndarray] | None:
+    """The budget and precise value output `index` is judged by; None when it is judged exactly."""
+    budget = expected.budgets[index] if index < len(expected.budgets) else None
+    precise = reading.precise[index] if index < len(reading.precise) else None
+    if isinstance(budget, Budget) and isinstance(precise, np.ndarray):
+        return budget, precise
+    return None
+
+
+def _reading_mismatches(expected: Expected, reading: Reading, actual: tuple[np.ndarray, ...],
+                        strict_zero: bool) -> tuple[list[Mismatch], _Measured | None]:
+    """`_outputs_mismatches` for a reading with budgeted outputs, and what those outputs measured."""
+    if len(reading.outputs) != len(actual):
+        return [Mismatch(0, f"{len(reading.outputs)} outputs", f"{len(actual)} outputs")], None
+    found: list[Mismatch] = []
+    worst, flushed, measured = 0.0, False, False
+    for index, (reference, output) in enumerate(zip(reading.outputs, actual)):
+        judged_by = _budget_of(expected, reading, index)
+        if judged_by is None:
+            differs = mismatch(index, reference, output, strict_zero)
+        else:
+            differs, judged = budget_mismatch(index, reference, output, *judged_by, strict_zero)
+            if judged is not None:
+                worst, flushed, measured = max(worst, judged.worst_ulp), flushed or judged.flushed, True
+        if differs is not None:
+            found.append(differs)
+    return found, _Measured(worst, flushed) if measured else None
+
+
+def budget_mismatch(index: int, expected: np.ndarray, actual: np.ndarray, budget: Budget, precise: np.ndarray,
+                    strict_zero: bool) -> tuple[Mismatch | None, BudgetCheck | None]:
+    """None when `actual` is within `budget` of `precise` (see `precision.check`), else where it is
+    not and by how many ULP; with the check itself, or None where dtype or shape differ."""
+    if expected.dtype != actual.dtype or expected.shape != actual.shape:
+        return Mismatch(index, type_text(expected), type_text(actual)), None
+    judged = check(precise, expected, actual, budget, strict_zero)
+    misses = ~judged.ok
+    if not misses.any():
+        return None, judged
+    where = np.argwhere(misses)[:MAX_LISTED_MISMATCHES]
+    listed = tuple((tuple(int(i) for i in idx), format_scalar(expected[tuple(idx)]), format_scalar(actual[tuple(idx)]))
+                   for idx in where)
+    notes = tuple(_ulp_note(float(precise[tuple(idx)]), float(judged.errors[tuple(idx)])) for idx in where)
+    return Mismatch(index, type_text(expected), type_text(actual), listed, int(misses.sum()), int(misses.size),
+                    budget=budget.text(expected.dtype), worst_ulp=judged.worst_ulp, index_notes=notes), judged
+
+
+def _ulp_note(precise: float, error: float) -> str:
+    if not np.isfinite(precise) or precise == 0:
+        return "judged exactly"
+    return f"{ulp_text(error)} ULP from {precise!r}"
+
+
 @lru_cache(maxsize=None)
 def _passed(label: str) -> Verdict:
     """The verdict of a case whose outputs match the reading `label` (one object per label: a
@@ -173,20 +254,42 @@ def judge(expected: Expected, run: RunOutput, strict_zero: bool = False) -> Verd
         if expected.may_reject:
             return Verdict(AMBIGUOUS, f"rejected; the spec allows it: {expected.may_reject}. Runtime said: {run.error}")
         return Verdict(FAIL, f"runtime rejected a valid input: {run.error}")
+    budgeted = bool(expected.budgets) and _has_budgets(expected)  # most ops have none: no generator made
     first_mismatches: list[Mismatch] = []
+    first_ulp: float | None = None
     for reading in expected.readings:
-        found = _outputs_mismatches(reading.outputs, run.outputs, strict_zero)
+        if budgeted:
+            found, measured = _reading_mismatches(expected, reading, run.outputs, strict_zero)
+        else:  # the exact path, as every case of most ops takes it
+            found, measured = _outputs_mismatches(reading.outputs, run.outputs, strict_zero), None
         if not found:
-            if len(expected.readings) > 1:
-                return Verdict(AMBIGUOUS, f"matches the reading '{reading.label}' ({expected.ambiguity})", reading=reading.label)
-            return _passed(reading.label)
-        first_mismatches = first_mismatches or found
+            return _matched(expected, reading, measured)
+        if not first_mismatches:
+            first_mismatches, first_ulp = found, measured.ulp if measured else None
     readings_note = f" (none of {len(expected.readings)} allowed readings match)" if len(expected.readings) > 1 else ""
-    return Verdict(FAIL, first_mismatches[0].headline() + readings_note, tuple(first_mismatches))
+    return Verdict(FAIL, first_mismatches[0].headline() + readings_note, tuple(first_mismatches), ulp=first_ulp)
+
+
+def _matched(expected: Expected, reading: Reading, measured: _Measured | None) -> Verdict:
+    """The verdict of outputs that match `reading`: ambiguous when the reference allows several."""
+    several = len(expected.readings) > 1
+    if measured is None:
+        if several:
+            return Verdict(AMBIGUOUS, f"matches the reading '{reading.label}' ({expected.ambiguity})", reading=reading.label)
+        return _passed(reading.label)
+    label = reading.label
+    if measured.flushed:
+        label = f"{reading.label}, {FLUSHED}" if several else FLUSHED
+    within = f"within budget (worst {ulp_text(measured.ulp)} ULP)" + (f"; {FLUSHED}" if measured.flushed else "")
+    if several:
+        return Verdict(AMBIGUOUS, f"matches the reading '{label}' {within} ({expected.ambiguity})", reading=label, ulp=measured.ulp)
+    return Verdict(PASS, f"outputs match {within}", reading=label, ulp=measured.ulp)
 
 
 def _judge_invalid(expected: Expected, run: RunOutput) -> Verdict:
     rule = f"{expected.invalid.rule}: {expected.invalid.sentence}"
+    if run.no_kernel:  # a runtime without the kernel rejects valid and invalid inputs alike
+        return Verdict(UNSUPPORTED, f"not judged: the runtime has no kernel for it ({run.error}); the input is invalid: {rule}")
     if run.error is not None:
         return Verdict(PASS, f"rejected invalid input ({expected.invalid.rule})")
     return Verdict(LENIENT, f"accepted invalid input: {rule}")

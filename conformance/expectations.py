@@ -357,9 +357,10 @@ def judge_result(result, expectations: list[Expectation], runner_info: dict, fai
     note = f"{entry.reason} ({entry.source}{', ' + entry.issue if entry.issue else ''})"
     replay = f"{result.replay} --expect {shlex.quote(entry.file)}"
     if result.outcome in failing:
-        verdict = Verdict(XFAIL, f"expected deviation: {note}; {result.verdict.message}", result.verdict.mismatches)
+        verdict = Verdict(XFAIL, f"expected deviation: {note}; {result.verdict.message}", result.verdict.mismatches,
+                          ulp=result.verdict.ulp)
     elif result.outcome == PASS and not entry.by_cause:
-        verdict = Verdict(XPASS, f"passes, but is listed as a known deviation: {note}")
+        verdict = Verdict(XPASS, f"passes, but is listed as a known deviation: {note}", ulp=result.verdict.ulp)
         replay += " --strict" if strict else ""
     else:
         return result, used

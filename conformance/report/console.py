@@ -17,6 +17,7 @@ from rich.table import Table
 from rich.text import Text
 
 from ..compare import AMBIGUOUS, CRASH, ERROR, FAIL, FALLBACK, LENIENT, OUTCOMES, PASS, TIMEOUT, UNSUPPORTED, XPASS
+from ..precision import Budget, ProfileRow, profile, ulp_text
 from ..values import describe
 from . import FAILING, outcome_counts, plural, record_name, recorded_gate, stale_text, summary
 
@@ -43,6 +44,20 @@ def summary_table(results) -> Table:
         groups[(example.op, example.version.since_version, example.dtype)][result.outcome] += 1
     for (op, version, dtype), counts in sorted(groups.items()):
         table.add_row(op, str(version), dtype, *[str(counts.get(o, "")) for o in shown])
+    return table
+
+
+def precision_table(rows: list[ProfileRow]) -> Table:
+    """The precision profile: per op and dtype, the largest ULP error the runtime showed in the
+    results judged by a budget, beside the budget."""
+    title = "conform: precision profile (worst error in ULP)"
+    table = Table(title=title, min_width=len(title))
+    for name, justify in (("op", "left"), ("dtype", "left"), ("cases", "right"), ("worst ULP", "right"), ("budget", "right")):
+        table.add_column(name, justify=justify)
+    for row in rows:
+        budget = f"{row.budget_ulps:g}" if row.budget_ulps is not None else ""
+        worst = Text(ulp_text(row.max_ulp), style=STYLES[FAIL] if row.over_budget else "")
+        table.add_row(row.op, row.dtype, str(row.cases), worst, budget)
     return table
 
 
@@ -101,11 +116,15 @@ def failure_text(result, others: list | tuple = (), verdict_line: bool = True) -
         body.append(f"attribute {name}: {describe(value) if hasattr(value, 'dtype') else value!r}\n")
     if result.expected.is_valid:
         for reading in result.expected.readings[:3]:
-            body.append(f"expected ({reading.label}): {describe(reading.outputs[0])}\n")
+            for index, output in enumerate(reading.outputs):
+                body.append(f"expected ({reading.label}){_output_name(index, reading.outputs)}: {describe(output)}\n")
+        for index, budget in enumerate(result.expected.budgets):
+            if isinstance(budget, Budget):
+                body.append(f"budget{_output_name(index, result.expected.budgets)}: {budget.ulps:g} ULP ({budget.reason})\n")
     else:
         body.append(f"expected: rejection ({result.expected.invalid.rule}: {result.expected.invalid.sentence})\n")
-    for array in result.actual:
-        body.append(f"actual: {describe(array)}\n")
+    for index, array in enumerate(result.actual):
+        body.append(f"actual{_output_name(index, result.actual)}: {describe(array)}\n")
     if verdict_line:
         body.append(f"{verdict.outcome}: {verdict.message}\n", style=STYLES.get(verdict.outcome, ""))
     for index, found in enumerate(verdict.mismatches):
@@ -126,6 +145,11 @@ def failure_text(result, others: list | tuple = (), verdict_line: bool = True) -
         body.append(f"the other groups' minimal cases: {', '.join(saved)}\n", style="dim")
     body.rstrip()
     return body
+
+
+def _output_name(index: int, outputs) -> str:
+    """' output 1' where an op has several outputs; nothing where it has one."""
+    return f" output {index}" if len(outputs) > 1 else ""
 
 
 def replay_lines(result) -> list[str]:
@@ -206,6 +230,9 @@ FAILING_SHOWN = FAILING + (LENIENT,)  # what fails a run, and what a runtime acc
 def render(results, console: Console, report_path: str | None = None, show: tuple[str, ...] = FAILING_SHOWN) -> None:
     if results:  # a table of no rows is only its borders (a verify that could read none of its tests)
         print_table(console, summary_table(results))
+    rows = profile(results)
+    if rows:
+        print_table(console, precision_table(rows))
     grouped = families([r for r in results if r.outcome in show])
     for first, *others in grouped[:MAX_DETAILED]:
         draw_family(console, first, others)

@@ -1,5 +1,6 @@
-"""A self-contained HTML report: the op x version x dtype matrix coloured by outcome, and every
-failure with its diff. No scripts, no external files."""
+"""A self-contained HTML report: the op x version x dtype matrix coloured by outcome, the precision
+profile where some output was judged by a budget, every failure with its diff, and what conform
+covers of the ai.onnx domain. No scripts, no external files."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from pathlib import Path
 
 from ..compare import LENIENT, XPASS
 from ..output import write_atomic
+from ..precision import ProfileRow, profile_of_report, ulp_text
 from . import SEVERITY, outcome_counts, recorded_gate
 
 COLOURS = {"pass": "#2e7d32", "fail": "#c62828", "error": "#6a1b9a", "crash": "#b71c1c", "timeout": "#b71c1c",
@@ -42,9 +44,41 @@ pre{{background:#f5f5f5;padding:8px;white-space:pre-wrap}}</style></head><body>
 Complete: {doc.get("complete", True)}.</p>
 <h2>By op, version and dtype</h2>
 <table><tr><th>op</th><th>version</th><th>dtype</th><th>outcomes</th></tr>{rows}</table>
-<h2>Failures ({len(failures)})</h2>{details or "<p>none</p>"}
-</body></html>
+{_precision(doc)}<h2>Failures ({len(failures)})</h2>{details or "<p>none</p>"}
+{_coverage({r["op"] for r in records})}</body></html>
 """
+
+
+def _precision(doc: dict) -> str:
+    """The precision profile as a table; nothing when no result was judged by a budget."""
+    rows = profile_of_report(doc)
+    if not rows:
+        return ""
+    cells = "".join(
+        f"<tr><td>{html.escape(row.op)}</td><td>{html.escape(row.dtype)}</td><td>{row.cases}</td>"
+        f'<td{_over(row)}>{ulp_text(row.max_ulp)}</td><td>{"" if row.budget_ulps is None else f"{row.budget_ulps:g}"}</td></tr>'
+        for row in rows)
+    return ("<h2>Precision profile (worst error in ULP)</h2>\n<table><tr><th>op</th><th>dtype</th><th>cases</th>"
+            f"<th>worst ULP</th><th>budget</th></tr>{cells}</table>\n")
+
+
+def _coverage(ops: set[str]) -> str:
+    """What conform covers of the ai.onnx domain (`conform coverage`): the totals, and each
+    version of the report's ops with its dtypes covered of those allowed and its YAML cases."""
+    from ..coverage import compute
+
+    found = compute()
+    cells = "".join(
+        f"<tr><td>{html.escape(v.label)}</td><td>{len(v.dtypes)} of {len(v.allowed)}</td><td>{v.cases}</td>"
+        f"<td>{html.escape(v.reason or '')}</td></tr>"
+        for v in found.versions if v.op in ops)
+    return (f"<h2>Coverage</h2>\n<p>conform covers {html.escape(found.totals.line())} of onnx "
+            f"{html.escape(found.onnx_version)}.</p>\n<table><tr><th>op version</th><th>dtypes</th><th>YAML cases</th>"
+            f"<th>not covered because</th></tr>{cells}</table>\n")
+
+
+def _over(row: ProfileRow) -> str:
+    return f' style="background:{COLOURS["fail"]};color:white"' if row.over_budget else ""
 
 
 def _failure(record: dict) -> str:

@@ -1,4 +1,4 @@
-"""The JSON report: tool versions, runner, seed, summary, and one record per result.
+"""The JSON report: tool versions, runner, seed, summary, the precision profile, and one record per result.
 
 Arrays are written as {"dtype", "shape", "data"}; non-finite floats as the strings "nan", "inf",
 "-inf" so the file stays strict JSON. Large tensors are cut to their first values, and say so.
@@ -16,6 +16,7 @@ import numpy as np
 from .. import tool_versions
 from ..dtypes import from_numpy
 from ..output import write_atomic
+from ..precision import Budget, json_ulp, largest_budget, profile
 from ..values import format_scalar
 from . import cycle_collection_paused, summary
 
@@ -101,6 +102,9 @@ def result_record(result) -> dict:
         "replay": result.replay,
         "seconds": round(result.seconds, 6),
     }
+    if verdict.ulp is not None:  # judged by a precision budget: what the profile of a merged report is made of
+        record["ulp"] = json_ulp(verdict.ulp)
+        record["budget_ulps"] = largest_budget(expected.budgets)
     record.update(result.extra)
     return record
 
@@ -116,11 +120,27 @@ def _attribute(value: Any) -> Any:
 def _expected(expected) -> dict:
     if expected.invalid is not None:
         return {"invalid": {"rule": expected.invalid.rule, "sentence": expected.invalid.sentence}}
-    return {
-        "readings": [{"label": r.label, "outputs": [tensor(o) for o in r.outputs]} for r in expected.readings],
+    record = {
+        "readings": [_reading(r) for r in expected.readings],
         "ambiguity": expected.ambiguity,
         "may_reject": expected.may_reject,
     }
+    if any(b is not None for b in expected.budgets):
+        record["budgets"] = [_budget(b) for b in expected.budgets]
+    return record
+
+
+def _reading(reading) -> dict:
+    record = {"label": reading.label, "outputs": [tensor(o) for o in reading.outputs]}
+    if any(p is not None for p in reading.precise):  # the float64 value a budgeted output is measured from
+        record["precise"] = [tensor(p) for p in reading.precise]
+    return record
+
+
+def _budget(budget) -> dict | None:
+    if not isinstance(budget, Budget):
+        return None
+    return {"ulps": budget.ulps, "reason": budget.reason, "flush_subnormals": budget.flush_subnormals}
 
 
 def document(results, runner_info: dict, seed: int | None, options: dict) -> dict:
@@ -132,6 +152,7 @@ def document(results, runner_info: dict, seed: int | None, options: dict) -> dic
             "options": options,
             "complete": True,
             "summary": summary(results),
+            "precision": [row.record() for row in profile(results)],
             "results": [result_record(r) for r in results],
         }
 

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from ..errors import UsageError
 from ..execute import parse_shard
+from ..precision import profile_of_records
 from ..reading import FileRefused, read_bounded
 from . import cycle_collection_paused, plural, tally
 
@@ -88,7 +89,7 @@ def merge(paths: list[Path]) -> dict:
     stale_sets = [{(e["source"], e["reason"]) for e in doc.get("unmatched_expectations", doc.get("stale_expectations", []))}
                   for doc in docs]
     stale = set.intersection(*stale_sets) if stale_sets else set()
-    return {
+    merged = {
         "tool": docs[0].get("tool"),
         "runner": docs[0].get("runner"),
         "seed": docs[0].get("seed"),
@@ -100,7 +101,11 @@ def merge(paths: list[Path]) -> dict:
         "summary": tally(r["outcome"] for r in results),
         "stale_expectations": [{"source": s, "reason": r} for s, r in sorted(stale)],
         "results": results,
+        "precision": [row.record() for row in profile_of_records(results)],
     }
+    if docs[0].get("ops_left_out"):  # the ops of several a run leaves out follow from the options every shard shares
+        merged["ops_left_out"] = docs[0]["ops_left_out"]
+    return merged
 
 
 def why_incomplete(merged: dict) -> str:
