@@ -22,8 +22,8 @@ from rich.text import Text
 
 from . import casefile, registry, runtime_log, strategies
 from .errors import ConformError, OutputError, UnavailableError, UsageError
-from .execute import (DEFAULT_MAX_ELEMENTS, RunOptions, at_level, check_case_ids_found, chose_nothing, parse_choice, parse_shard, plan,
-                      planned_count, run_examples, select_examples, shard_scope, shrink_failures, unsaved_minimal_cases, whole_run)
+from .execute import (DEFAULT_MAX_ELEMENTS, RunOptions, at_level, check_case_ids_found, chose_nothing, left_out_ops, parse_choice,
+                      parse_shard, plan, planned_count, run_examples, select_examples, shard_scope, shrink_failures, unsaved_minimal_cases, whole_run)
 from .parallel import WorkerPool, shrink_side_by_side, shrinks_side_by_side, worker_count
 from .expectations import apply as apply_expectations
 from .expectations import load as load_expectations
@@ -53,12 +53,12 @@ EXIT_CODES = _exit_codes("conformant", NOT_CONFORMANT)
 NO_WORKER = "no worker process could be started"  # what makes exit 3 for a command that runs no runtime
 # The headings a command's --help lists its options under, in this order, by what they are for.
 OPTION_SECTIONS = {
-    "Choosing the cases": ("--op", "--opset", "--dtype", "--case", "--cases", "--only-cases", "--examples", "--seed",
+    "Choosing the cases": ("--op", "--all", "--opset", "--dtype", "--case", "--cases", "--only-cases", "--examples", "--seed",
                            "--no-hypothesis", "--no-yaml", "--shard", "--from", "--out", "--include-ambiguous", "--force"),
     "The runtime": ("--runner", "--provider", "--backend", "--against", "--mode", "--optimizations", "--timeout",
                     "--no-isolation", "--memory-limit", "--jobs"),
     "Judging": ("--strict-zero", "--strict-validation", "--fail-on-unsupported", "--max-elements", "--shrink", "--expect"),
-    "Reports": ("--report-json", "--junit", "--html", "--write-expect", "--verbose"),
+    "Reports": ("--report-json", "--junit", "--html", "--write-expect", "--verbose", "--missing", "--json"),
     "CI gating": ("--strict", "--ci"),
 }
 _SECTION_OF = {option: section for section, options in OPTION_SECTIONS.items() for option in options}
@@ -95,8 +95,11 @@ DEFAULT_REPORT_DIR = Path("reports")
 
 # Options several commands share, declared once.
 OP = typer.Option(..., "--op", help="Operator name, e.g. Slice.")
-OPSET = typer.Option(None, "--opset", help="The version in force at this opset (default: every version).")
-DTYPES = typer.Option([], "--dtype", help="Only these dtypes (repeatable).")
+OPS = typer.Option([], "--op", help="Operator name, e.g. Slice (repeatable: their cases one op after another).")
+ALL_OPS = typer.Option(False, "--all", help="Every op conform covers (see `conform list`).")
+OPSET = typer.Option(None, "--opset", help="The version in force at this opset (default: every version; of several ops, "
+                                           "one not yet at this opset is left out).")
+DTYPES = typer.Option([], "--dtype", help="Only these dtypes (repeatable; of several ops, each op in those of them it allows).")
 EXAMPLES = typer.Option(strategies.DEFAULT_EXAMPLES, "--examples", min=0, help="Hypothesis examples per op version x dtype.")
 SEED = typer.Option(0, "--seed", help="Hypothesis seed: the same seed gives the same cases and ids.")
 NO_HYPOTHESIS = typer.Option(False, "--no-hypothesis", help="Only the YAML cases.")
@@ -119,15 +122,18 @@ MAX_ELEMENTS = typer.Option(DEFAULT_MAX_ELEMENTS, "--max-elements", min=1, help=
 
 @app.command("list", cls=SectionedHelp, short_help="Covered op versions, their dtypes and YAML case counts.")
 def list_command(
+    ops: List[str] = typer.Option([], "--op", help="Only this op (repeatable; default: every covered op)."),
+    all_ops: bool = ALL_OPS,
     cases: List[Path] = CASES,
     only_cases: List[Path] = ONLY_CASES,
 ) -> None:
     """Every covered op version, the dtypes its type constraints allow, and its YAML case count."""
+    chosen = _chosen_ops(ops, all_ops) or tuple(covered_ops())
     counts = casefile.count_cases(casefile.case_roots(cases, only_cases))
     table = Table(title="conform: covered operators")
     for column in ("op", "version", "dtypes", "cases"):
         table.add_column(column)
-    for op in covered_ops():
+    for op in chosen:
         reference = for_op(op)
         for version in registry.versions(op):
             dtypes = ", ".join(version.allowed(reference.dtype_param))
@@ -135,9 +141,57 @@ def list_command(
     out.print(table, soft_wrap=False)  # a table fits its cells to the width itself
 
 
+@app.command("coverage", cls=SectionedHelp, short_help="How much of the ai.onnx domain conform covers, op by op.",
+             epilog=_exit_codes("the coverage was told", None, unavailable=None))
+def coverage_command(
+    missing: bool = typer.Option(False, "--missing", help="Also list the op versions conform does not cover, each with why."),
+    json_path: Optional[Path] = typer.Option(None, "--json", metavar="FILE", help="Also write the coverage as JSON here "
+                                                                                 "(-: stdout, the table then on stderr)."),
+    cases: List[Path] = CASES,
+    only_cases: List[Path] = ONLY_CASES,
+) -> None:
+    """Every op version of the ai.onnx domain in onnx.defs against what conform covers: whether it
+    is covered, the dtypes covered of those its primary type parameter allows, its YAML case count,
+    and, for one not covered, why (what keeps conform from building its node, or "not yet"); then
+    the totals. Without --missing, only the covered op versions are listed."""
+    from .coverage import compute, write_json
+
+    _check_writable((json_path, "the coverage JSON"))
+    found = compute(casefile.case_roots(cases, only_cases))
+    writes = Writes()
+    if json_path is not None:
+        with writes.attempt():
+            write_json(json_path, found)
+    _print_coverage(found, missing)
+    if json_path is not None and not writes.failed:
+        out.print(f"JSON: {_shown(json_path)}", highlight=False)
+    _stop_if_unwritten(writes)
+
+
+def _print_coverage(found, missing: bool) -> None:
+    """The coverage as a table (the covered op versions, and with `missing` the others too), then the totals line."""
+    table = Table(title=f"conform: coverage of the ai.onnx domain (onnx {found.onnx_version}, opset {found.latest_opset})")
+    for column in ("op", "version", "covered", "dtypes", "cases"):
+        table.add_column(column)
+    for row in found.versions:
+        if row.covered or missing:
+            table.add_row(row.op, str(row.version), "yes" if row.covered else f"no: {row.reason}", _dtypes_cell(row), str(row.cases))
+    out.print(table, soft_wrap=False)  # a table fits its cells to the width itself
+    out.print(found.totals.line(), highlight=False)
+
+
+def _dtypes_cell(row) -> str:
+    """'12 of 13', and which are not covered where a covered version leaves some out."""
+    uncovered = [d for d in row.allowed if d not in row.dtypes]
+    left_out = f" (not {', '.join(uncovered)})" if row.covered and uncovered else ""
+    return f"{len(row.dtypes)} of {len(row.allowed)}{left_out}"
+
+
 @app.command("run", cls=SectionedHelp, short_help="Run an op's cases on a runtime and judge them by the spec.", epilog=EXIT_CODES)
 def run_command(
-    op: Optional[str] = typer.Option(None, "--op", help="Operator name, e.g. Slice (with --from: only this op's tests)."),
+    ops: List[str] = typer.Option([], "--op", help="Operator name, e.g. Slice; repeatable, the cases of each op in turn "
+                                                   "(with --from: only these ops' tests)."),
+    all_ops: bool = ALL_OPS,
     opset: Optional[int] = OPSET,
     dtypes: List[str] = DTYPES,
     provider: str = typer.Option("cpu", "--provider", metavar="[cpu|cuda|dml]", help="onnxruntime execution provider (or its name: CUDAExecutionProvider)."),
@@ -172,16 +226,17 @@ def run_command(
     jobs: Optional[int] = typer.Option(None, "--jobs", min=1, help="Worker processes (default, for runs big enough: one per core; failures are shrunk in workers too; 1: none)."),
     from_dirs: List[Path] = typer.Option([], "--from", help="Run golden tests as stored (test directories or folders of them) instead of generating cases."),
 ) -> None:
-    """Run an op's cases (or stored golden tests) on a runtime and compare with the expected outputs."""
+    """Run the cases of one op or several (or stored golden tests) on a runtime and compare with the expected outputs."""
     from .dtypes import dtype
 
     limit_worker_memory(memory_limit)
+    chosen_ops = _chosen_ops(ops, all_ops)
     if from_dirs:
-        _check_golden_run_options(op, opset, mode, cases, only_cases)
-    elif op is None:
-        raise UsageError("--op is required (or --from DIR to run stored golden tests)")
+        _check_golden_run_options(chosen_ops, opset, mode, cases, only_cases)
+    elif not chosen_ops:
+        raise UsageError("--op is required (or --all, or --from DIR to run stored golden tests)")
     options = RunOptions(
-        op=for_op(op).op if op else "",
+        ops=chosen_ops,
         opset=opset,
         dtypes=tuple(dtype(d).name for d in dtypes),
         case_ids=tuple(case),
@@ -199,10 +254,11 @@ def run_command(
         strict_validation=strict_validation,
         fail_on_unsupported=fail_on_unsupported,
     )
+    left_out = _note_left_out_ops(options)
     expectations = load_expectations(expect) if expect else []
     levels = parse_choice(optimizations, OPTIMIZATIONS, "--optimizations")
     runners = [make_runner(runner, provider, backend, level, isolate=not no_isolation, timeout=options.timeout) for level in levels]
-    default_name = _default_report_name(options, from_dirs)
+    default_name = _default_report_name(options, from_dirs, all_ops)
     path = report_json or DEFAULT_REPORT_DIR / default_name
     home = _report_home(path, default_name)
     junit = junit or (home.with_suffix(".xml") if ci else None)
@@ -246,6 +302,8 @@ def run_command(
             doc["skipped"] = _skipped_records(skipped)
         doc["complete"] = not stops.cut_short
         doc["shard"] = shard
+        if left_out:
+            doc["ops_left_out"] = [{"op": op, "reason": why} for op, why in left_out]
         doc["stale_expectations"] = _entry_records(stale)
         if options.shard[1] > 1:  # what `merge` judges stale: the entries no shard matched
             doc["unmatched_expectations"] = _entry_records(stale_among(unmatched, whole_run(options), ran_ids))
@@ -310,8 +368,8 @@ def _check_writable(*outputs: tuple[Path | None, str]) -> None:
         claimed[key] = what
 
 
-def _check_golden_run_options(op: str | None, opset: int | None, mode: str, cases: list, only_cases: list) -> None:
-    if opset is not None and op is None:
+def _check_golden_run_options(ops: tuple[str, ...], opset: int | None, mode: str, cases: list, only_cases: list) -> None:
+    if opset is not None and not ops:
         raise UsageError("--opset with --from needs --op: the opset picks a version of that op")
     if mode != "input":
         raise UsageError("--mode does not apply to --from: a golden test runs as stored")
@@ -319,11 +377,48 @@ def _check_golden_run_options(op: str | None, opset: int | None, mode: str, case
         raise UsageError("--cases/--only-cases do not apply to --from: the cases are the stored tests")
 
 
-def _default_report_name(options: RunOptions, from_dirs: list[Path]) -> str:
-    """`<op>[-<opset>].json`; for stored tests, after the folder they came from (`golden-Slice.json`
-    for `--from golden/ --op Slice`), so that two stores' runs do not share a report."""
-    stem = "-".join(str(part) for part in (_stored_in(from_dirs), options.op, options.opset or "") if part)
+def _default_report_name(options: RunOptions, from_dirs: list[Path], all_ops: bool = False) -> str:
+    """`<op>[-<opset>].json`; of several ops `<A>+<B>[-<opset>].json` (see `_ops_in_name`), of
+    `--all` `all[-<opset>].json`; for stored tests, after the folder they came from
+    (`golden-Slice.json` for `--from golden/ --op Slice`), so that two stores' runs do not share a report."""
+    ops = "all" if all_ops else _ops_in_name(options.ops)
+    stem = "-".join(str(part) for part in (_stored_in(from_dirs), ops, options.opset or "") if part)
     return f"{stem}.json"
+
+
+MAX_OPS_IN_NAME = 60  # characters of a report's name that name its ops: a few ops' names in full
+
+
+def _ops_in_name(ops: tuple[str, ...]) -> str:
+    """The ops as a file name names them: joined by '+', as many as fit MAX_OPS_IN_NAME, and how
+    many more (`Abs+Acos+Add+5more`)."""
+    shown = list(ops)
+    while len("+".join(shown)) > MAX_OPS_IN_NAME and len(shown) > 1:
+        shown.pop()
+    more = len(ops) - len(shown)
+    return "+".join(shown) + (f"+{more}more" if more else "")
+
+
+def _chosen_ops(ops: list[str], all_ops: bool) -> tuple[str, ...]:
+    """The ops `--op` names, each once, as conform spells them, in the order given; or with `--all`
+    every covered op. A name conform does not cover is a UsageError listing those it does."""
+    if all_ops and ops:
+        raise UsageError("--all and --op together: --all already runs every covered op; give one or the other")
+    named = covered_ops() if all_ops else [for_op(op).op for op in ops]
+    return tuple(dict.fromkeys(named))
+
+
+def _note_left_out_ops(options: RunOptions) -> tuple[tuple[str, str], ...]:
+    """Each op of several the run leaves out (see execute.versions_by_op), told in a note; those ops, with why."""
+    left_out = left_out_ops(options) if options.ops else ()
+    for op, why in left_out:
+        _note(f"left out of the run: {why}")
+    return left_out
+
+
+def _run_label(options: RunOptions) -> str:
+    """What a progress bar calls the run: its op, or how many ops it has."""
+    return options.op if len(options.ops) <= 1 else f"{len(options.ops)} ops"
 
 
 def _stored_in(from_dirs: list[Path]) -> str:
@@ -345,13 +440,13 @@ def _generated_execution(options: RunOptions, jobs: int | None, spec: RunnerSpec
         """The level's results, the failing groups' minimal cases attached (written to `shrunk_into`)."""
         leveled = dataclasses.replace(spec, optimizations=level)
         if workers == 1:
-            results = _with_progress(options.op, len(selected) * len(options.modes), on_result,
+            results = _with_progress(_run_label(options), len(selected) * len(options.modes), on_result,
                                      lambda advance, _: run_examples(selected, runner, options, advance))
             side_by_side = (lambda tasks: shrink_side_by_side(tasks, options, leveled, _note)) \
                 if shrinks_side_by_side(jobs) else None
             return shrink_failures(results, runner, options, shrunk_into, side_by_side)
         with WorkerPool.for_units(units, workers, options, leveled, isolate, _note) as pool:
-            results = _with_progress(f"{options.op} ({workers} jobs)", planned_count(units, options), on_result,
+            results = _with_progress(f"{_run_label(options)} ({workers} jobs)", planned_count(units, options), on_result,
                                      lambda advance, _: pool.run(units, advance))
             return shrink_failures(results, runner, options, shrunk_into, pool.minimal_cases)
 
@@ -531,7 +626,8 @@ def _interruptible() -> Iterator[_Stops]:
 @app.command("generate", cls=SectionedHelp, short_help="Write golden test data in the ONNX backend-test layout.",
              epilog=_exit_codes("every test written (or listed as skipped in the manifest)", None, unavailable=NO_WORKER))
 def generate_command(
-    op: str = OP,
+    ops: List[str] = OPS,
+    all_ops: bool = ALL_OPS,
     out_dir: Path = typer.Option(..., "--out", help="Folder to write test_<name>/ directories and manifest.json into."),
     opset: Optional[int] = OPSET,
     dtypes: List[str] = DTYPES,
@@ -550,11 +646,15 @@ def generate_command(
     from .dtypes import dtype
     from .golden import GenerateOptions, generate, generate_units, names_taken, selection
 
+    chosen_ops = _chosen_ops(ops, all_ops)
+    if not chosen_ops:
+        raise UsageError("--op is required (or --all)")
     options = RunOptions(
-        op=for_op(op).op, opset=opset, dtypes=tuple(dtype(d).name for d in dtypes),
+        ops=chosen_ops, opset=opset, dtypes=tuple(dtype(d).name for d in dtypes),
         case_roots=casefile.case_roots(cases, only_cases), use_yaml=not no_yaml, use_hypothesis=not no_hypothesis,
         examples=examples, seed=seed, case_ids=tuple(case),
     )
+    _note_left_out_ops(options)
     writing = GenerateOptions(out_dir, force, include_ambiguous, seed, selection(options, include_ambiguous))
     units = plan(options)
     workers = worker_count(jobs, len(units))
@@ -813,6 +913,7 @@ def _with_progress(label: str, total: int | None, on_result, work, on_skipped=la
 def _options_record(options: RunOptions) -> dict:
     return {
         "op": options.op,
+        "ops": list(options.ops),
         "opset": options.opset,
         "dtypes": list(options.dtypes),
         "cases": list(options.case_ids),

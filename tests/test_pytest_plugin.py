@@ -7,6 +7,8 @@ import sys
 import textwrap
 
 import pytest
+
+from conformance.reference import covered_ops
 from conftest import CRASHING, EXITING, PASSING, failing_starts, with_test_backends
 
 FAILING = ("fail", "error", "crash", "timeout", "fallback")
@@ -177,7 +179,7 @@ def test_pytest_plugin_failures_show_the_diff(tmp_path):
 
 
 @pytest.mark.parametrize("options, message", [
-    (("--conform-op", "Nope"), "ERROR: conform: unknown op 'Nope' (covered: Clip, ConstantOfShape, Slice)"),
+    (("--conform-op", "Nope"), f"ERROR: conform: unknown op 'Nope' (covered: {', '.join(covered_ops())})"),
     (("--conform-op", "Slice", "--conform-provider", "cuda"), "ERROR: conform: provider 'cuda' (CUDAExecutionProvider) not available"),
     (("--conform-op", "Slice", "--conform-mode", "inputs"),
      "ERROR: conform: --conform-mode takes one of input, initializer, constant or all, not 'inputs'"),

@@ -6,6 +6,10 @@ under --fail-on-unsupported, xpass under --strict); `errors` conform's own error
 xfail, unsupported and skipped, where they do not fail the run. Under strict, each stale
 expectation (an entry no case deviates as it says) is a failing testcase of its own, as it fails
 the exit code.
+
+A run of one op is one <testsuite>, `conform`; a run of several ops has one per op, `conform.<op>`
+in the run's order (and `conform.expectations` for stale entries), so that a CI system shows
+each op's counts; the <testsuites> counts are the whole run's either way.
 """
 
 from __future__ import annotations
@@ -44,7 +48,30 @@ def document(doc: dict, strict: bool = False) -> ElementTree.ElementTree:
     totals["tests"] += len(stale)
     totals["failures"] += len(stale)
     suites = ElementTree.Element("testsuites", {k: str(v) for k, v in totals.items()})
-    suite = ElementTree.SubElement(suites, "testsuite", {"name": "conform", **{k: str(v) for k, v in totals.items()}})
+    by_op = _by_op(records)
+    if len(by_op) <= 1:
+        _add_suite(suites, "conform", records, failing, stale, totals)
+        return ElementTree.ElementTree(suites)
+    for op, of_op in by_op.items():
+        _add_suite(suites, f"conform.{op}", of_op, failing, [], counts(Counter(r["outcome"] for r in of_op), failing))
+    if stale:
+        _add_suite(suites, "conform.expectations", [], failing, stale, {"tests": len(stale), "failures": len(stale),
+                                                                         "errors": 0, "skipped": 0})
+    return ElementTree.ElementTree(suites)
+
+
+def _by_op(records: list[dict]) -> dict[str, list[dict]]:
+    """The records of each op, the ops in the order of their first record."""
+    found: dict[str, list[dict]] = {}
+    for record in records:
+        found.setdefault(record["op"], []).append(record)
+    return found
+
+
+def _add_suite(suites: ElementTree.Element, name: str, records: list[dict], failing: frozenset[str], stale: list[dict],
+               totals: dict[str, int]) -> None:
+    """A <testsuite> of a testcase per record, then one failing testcase per stale expectation."""
+    suite = ElementTree.SubElement(suites, "testsuite", {"name": name, **{k: str(v) for k, v in totals.items()}})
     for record in records:
         case = ElementTree.SubElement(suite, "testcase", {
             "classname": f"conform.{record['op']}-{record['opset']}.{record['dtype']}",
@@ -62,7 +89,6 @@ def document(doc: dict, strict: bool = False) -> ElementTree.ElementTree:
         case = ElementTree.SubElement(suite, "testcase", {"classname": "conform.expectations", "name": entry["source"], "time": "0"})
         message = f"stale expectation: no case deviates as {entry['source']} says (reason given: {entry['reason']})"
         ElementTree.SubElement(case, "failure", {"message": message[:500], "type": "stale"}).text = message
-    return ElementTree.ElementTree(suites)
 
 
 def write(path: Path, doc: dict, strict: bool = False) -> None:
