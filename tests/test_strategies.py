@@ -110,8 +110,9 @@ def test_constant_of_shape_draws_empty_shapes_zero_dims_and_extremes():
     assert {-128, 127} <= values
 
 
-def test_every_covered_op_has_a_strategy():
-    assert set(strategies.STRATEGIES) == set(covered_ops())
+@pytest.mark.parametrize("op", covered_ops())
+def test_every_covered_op_has_a_strategy(op):
+    assert callable(strategies.strategy_of(op))
 
 
 def test_shrinking_a_planted_predicate_ends_at_a_small_case():

@@ -1,16 +1,24 @@
 """Built-in references, one module per op, registered here explicitly.
 
-Adding an op: write `reference/<op>.py` ending in a `REFERENCE = OpReference(...)`, and add it to
-`_REFERENCES` below. The registry then knows the op, and `conform list` shows it.
+Adding an op: an element-wise op is an `Elementwise` declaration in the family module of its
+kind (arithmetic, activation, ...; see elementwise.py); any other op gets `reference/<op>.py`
+ending in a `REFERENCE = OpReference(...)`, added to `_REFERENCES` below. The registry then knows
+the op, and `conform list` shows it.
 """
 
 from __future__ import annotations
 
 from ..errors import UsageError
-from . import clip, constant_of_shape, slice
+from . import activation, arithmetic, bitwise, clip, comparison, constant_of_shape, elementwise, logical, math_unary, selection, slice, trigonometry, variadic
 from .base import Expected, Invalid, OpReference, Reading
 
-_REFERENCES: tuple[OpReference, ...] = (clip.REFERENCE, constant_of_shape.REFERENCE, slice.REFERENCE)
+# The element-wise family's modules: each declares its ops in DECLARED (see elementwise.py).
+FAMILY_MODULES = (arithmetic, activation, math_unary, comparison, logical, bitwise, selection, variadic, trigonometry)
+
+_REFERENCES: tuple[OpReference, ...] = (
+    clip.REFERENCE, constant_of_shape.REFERENCE, slice.REFERENCE,
+    *(elementwise.reference(op) for module in FAMILY_MODULES for op in module.DECLARED),
+)
 
 
 _BY_NAME = {r.op.lower(): r for r in _REFERENCES}

@@ -19,6 +19,7 @@ start-up, which every run waits for, is ~0.08 s shorter without that import.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import time
 from functools import cache
 from typing import TYPE_CHECKING, Callable
@@ -74,13 +75,27 @@ def _settings(count: int, phases: tuple) -> settings:
     )
 
 
+@cache
+def strategy_of(op: str) -> Callable[..., Example]:
+    """How one case of `op` is drawn: its own module's, or its family's from its declaration."""
+    if op in STRATEGIES:
+        return STRATEGIES[op]
+    from ..reference.elementwise import family_of
+    from . import elementwise
+
+    declared = family_of(for_op(op))
+    if declared is None:
+        raise KeyError(f"no strategy for {op}: add strategies/<op>.py to STRATEGIES, or declare it in a family")
+    return functools.partial(elementwise.example, op=declared)
+
+
 def group_seed(seed: int, version: OpVersion, binding: dict[str, str]) -> int:
     return stable_seed(seed, version.label, *sorted(binding.items()))
 
 
 def strategy_for(version: OpVersion, binding: dict[str, str], size: int = 1) -> st.SearchStrategy[list[Example]]:
     """Batches of `size` cases of one version and type binding."""
-    one = STRATEGIES[version.op]
+    one = strategy_of(version.op)
     return _bytes(size * CASE_BYTES).map(
         lambda data: [one(Choices(data[k * CASE_BYTES:(k + 1) * CASE_BYTES]), version, binding) for k in range(size)]
     )

@@ -1,0 +1,80 @@
+"""The element-wise family's full default run, and the cost of a budgeted comparison.
+
+1. `conform run` on every op of the family, as a user runs it (isolation on, every version and
+   dtype, the default case counts), in a child process: wall time, cases, cases/s, and the peak
+   resident memory of the command and of its largest worker.
+2. `compare.judge` per case: an exact (bitwise) comparison against a budgeted (ULP) one, on the
+   same 8-element float32 outputs.
+
+Run: python benchmarks/bench_family.py [--ops Add,Exp]   (prints figures; asserts nothing)
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+
+
+def family_ops() -> list[str]:
+    from conformance.reference import covered_ops, for_op
+    from conformance.reference.elementwise import family_of
+
+    return [op for op in covered_ops() if family_of(for_op(op)) is not None]
+
+
+def full_run(ops: list[str]) -> None:
+    with tempfile.TemporaryDirectory() as folder:
+        report = os.path.join(folder, "family.json")
+        command = [sys.executable, "-m", "conformance", "run", *[a for op in ops for a in ("--op", op)], "--report-json", report]
+        started = time.perf_counter()
+        finished = subprocess.run(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        seconds = time.perf_counter() - started
+        peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+        with open(report) as file:
+            doc = json.load(file)
+    total = doc["summary"]["total"]
+    print(f"full default run, {len(ops)} ops: {total:,} cases in {seconds:.1f} s = {total / seconds:,.0f} cases/s; "
+          f"exit {finished.returncode}; peak RSS of the largest process {peak:.0f} MB")
+    print("  outcomes: " + ", ".join(f"{k} {v:,}" for k, v in doc["summary"].items() if k != "total" and v))
+
+
+def comparison_cost() -> None:
+    from conformance.compare import judge
+    from conformance.precision import Budget
+    from conformance.reference.base import Expected, Reading
+    from conformance.runners.base import RunOutput
+
+    rng = np.random.default_rng(0)
+    precise = rng.standard_normal(8)
+    rounded = precise.astype(np.float32)
+    exact = Expected(readings=(Reading((rounded,)),))
+    budgeted = Expected(readings=(Reading((rounded,), precise=(precise,)),), budgets=(Budget(2, "benchmark"),))
+    answered = RunOutput(outputs=(rounded.copy(),))
+    for label, expected in (("exact (bitwise)", exact), ("budgeted (ULP)", budgeted)):
+        rounds = 20000
+        started = time.perf_counter()
+        for _ in range(rounds):
+            judge(expected, answered)
+        per_case = (time.perf_counter() - started) / rounds * 1e6
+        print(f"compare.judge, {label:16s} {per_case:6.1f} us a case")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--ops", help="comma-separated ops (default: every op of the family)")
+    args = parser.parse_args()
+    ops = args.ops.split(",") if args.ops else family_ops()
+    comparison_cost()
+    full_run(ops)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,449 @@
+"""Element-wise arithmetic: Add, Sub, Mul, Div, Pow, Mod (declarations of the element-wise family).
+
+IEEE 754 rounds +, -, *, / correctly, so a float result is judged exactly against the float64
+result rounded once to the output type (exact for 16- and 32-bit types too: float64 holds more
+than twice their precision plus two bits, so the double rounding is innocuous). C's fmod is exact
+too. Pow is not correctly rounded anywhere, so it carries a budget.
+
+What the texts leave open, each reading named:
+- an integer divisor of zero (Div, Mod): no text gives a result; a runtime may reject the input,
+  and a result is one that hardware gives (AArch64: x / 0 = 0, x % 0 = x; RISC-V: x / 0 = -1);
+- Div-6 on integers: the text does not say how the quotient rounds (Div-7 says: truncating);
+- Pow with an integer base: a result that is not an integer (a negative or fractional exponent)
+  is converted to T without the text saying how (truncated or rounded), and a result that is not
+  finite (0 ** -1, NaN) has no integer value at all;
+- Mod's zero sign: fmod=1 and a dividend of -0 (Mod-13/28 allow either sign); Mod-10: "In case
+  of dividend being zero, the results will be platform dependent".
+"""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+
+import numpy as np
+
+from ..dtypes import DType
+from ..precision import Budget
+from .base import Invalid
+from .elementwise import Attribute, Context, Elementwise
+
+def _legacy_broadcast(example) -> bool:
+    """Versions 1 and 6 with `broadcast` set: B placed by the legacy rule."""
+    return example.version.since_version < 7 and bool(example.attributes.get("broadcast"))
+
+
+def _legacy_axis(example) -> bool:
+    """Legacy broadcasting with `axis` given: B placed at a run of A's dims, not at its end."""
+    return _legacy_broadcast(example) and example.attributes.get("axis") is not None
+
+
+LEGACY_TRAITS = {"legacy-broadcast": _legacy_broadcast, "legacy-broadcast-axis": _legacy_axis}
+
+ADD = Elementwise(
+    op="Add",
+    real=lambda a, b: a + b,
+    integer=lambda a, b: a + b,
+    traits=LEGACY_TRAITS,
+)
+
+SUB = Elementwise(
+    op="Sub",
+    real=lambda a, b: a - b,
+    integer=lambda a, b: a - b,
+    traits=LEGACY_TRAITS,
+)
+
+MUL = Elementwise(
+    op="Mul",
+    real=lambda a, b: a * b,
+    integer=lambda a, b: a * b,
+    traits=LEGACY_TRAITS,
+)
+
+# --- integer division by zero, shared by Div and Mod ---
+
+ZERO_DIVISOR = "the text gives an integer division (or modulo) by zero no result"
+
+
+def _zero_divisor(context: Context) -> str | None:
+    """Integer division by zero: a runtime may reject it (x86 traps; onnxruntime checks first)."""
+    if context.dt.kind in ("int", "uint") and (context.arrays[1] == 0).any():
+        return ZERO_DIVISOR
+    return None
+
+
+def _nonzero_divisors(choices, dt: DType, dims: tuple[int, ...], position: int) -> np.ndarray | None:
+    """Integer divisors with their zeros mostly replaced by 1, so that drawn cases test division
+    and not the undefined zero divisor, which a case file states (one case in four keeps them)."""
+    from ..strategies.common import array, one_in
+
+    if position != 1 or dt.kind not in ("int", "uint"):
+        return None
+    values = array(choices, dt, dims)
+    return values if one_in(choices, 4) else np.where(values == 0, 1, values).astype(values.dtype)
+
+
+def _each(function, *arrays: np.ndarray) -> np.ndarray:
+    """`function` applied to each element of object arrays of one shape (Python ints)."""
+    shape = arrays[0].shape
+    flat = [a.reshape(-1) for a in arrays]
+    return np.array([function(*values) for values in zip(*flat)], dtype=object).reshape(shape)
+
+
+def _int_min_by_minus_one(example) -> bool:
+    """An integer quotient (or remainder) of the signed type's lowest by -1: its quotient
+    overflows, and x86's idiv traps on it."""
+    found = _operands(example)
+    if found is None or found[0].kind != "int":
+        return False
+    dt, a, b = found
+    return bool(((a == dt.lowest) & (b == -1)).any())
+
+
+def _unused_zero_divisor(example) -> bool:
+    """An integer divisor holding a zero that divides nothing (the broadcast output is empty)."""
+    found = _operands(example)
+    if found is None or found[0].kind not in ("int", "uint"):
+        return False
+    divisor = example.inputs[[n for n in example.node_inputs if n][1]]
+    return found[1].size == 0 and bool((divisor == 0).any())
+
+
+def _operands(example):
+    """(the data dtype, A, B broadcast together) of a binary case, or None where they do not broadcast."""
+    from ..dtypes import dtype
+
+    arrays = [example.inputs[n] for n in example.node_inputs if n]
+    if len(arrays) != 2:
+        return None
+    try:
+        a, b = np.broadcast_arrays(*arrays)
+    except ValueError:
+        return None
+    return dtype(example.types[example.dtype_param]), a, b
+
+
+# --- Div ---
+
+def _truncating_quotient(a: int, b: int) -> int:
+    if b == 0:
+        return 0  # AArch64 sdiv/udiv; the readings below name the others
+    quotient = abs(a) // abs(b)
+    return quotient if (a < 0) == (b < 0) else -quotient
+
+
+DIV_READINGS = ("Div-6 does not say how an integer quotient rounds (Div-7: truncating); " + ZERO_DIVISOR)
+FLOORED = "the quotient rounds toward -inf (floor), as Python's //"
+ALL_ONES = "a zero divisor gives all ones (-1, or the unsigned max: RISC-V div/divu)"
+
+
+def _div_alternatives(context: Context, first: np.ndarray) -> list[tuple[str, np.ndarray]]:
+    if context.dt.kind not in ("int", "uint"):
+        return []
+    a, b = context.arrays
+    found = []
+    zero = b == 0
+    if zero.any():
+        ones = first.copy()
+        ones[zero] = -1 if context.out.kind == "int" else context.out.max
+        found.append((ALL_ONES, ones))
+    if context.since < 7 and context.dt.kind == "int":
+        floored = _each(lambda x, y: x // y if y else 0, *(_ints(x) for x in (a, b)))
+        if (floored != _each(_truncating_quotient, _ints(a), _ints(b))).any():
+            floored_out = first.copy()
+            differs = floored != _each(_truncating_quotient, _ints(a), _ints(b))
+            floored_out[differs] = floored[differs].astype(first.dtype)
+            found.append((FLOORED, floored_out))
+    return found
+
+
+def _ints(array: np.ndarray) -> np.ndarray:
+    return np.array([int(v) for v in array.reshape(-1)], dtype=object).reshape(array.shape)
+
+
+DIV = Elementwise(
+    op="Div",
+    real=lambda a, b: a / b,
+    integer=lambda a, b: _each(_truncating_quotient, a, b),
+    may_reject=_zero_divisor,
+    alternatives=_div_alternatives,
+    ambiguity=DIV_READINGS,
+    label="truncating division; a zero divisor gives 0 (AArch64)",
+    draw=_nonzero_divisors,
+    traits={"integer-int-min-by-minus-one": _int_min_by_minus_one, "integer-zero-divisor-unused": _unused_zero_divisor,
+            **LEGACY_TRAITS},
+)
+
+
+# --- Pow ---
+
+POW_READINGS = ("Pow's text, f(x) = x^exponent with an integer output, does not say how a non-integer result "
+                "becomes an integer, nor what a result that is not finite (0 ** -1, NaN) gives")
+ROUNDED = "a non-integer result rounds to nearest (ties to even)"
+INDEFINITE = "a result that is not finite gives the lowest integer (x86 cvttsd2si's integer indefinite)"
+NOT_FINITE = 2 ** 64  # beyond every integer type: the family's overflow readings saturate (AArch64) or wrap it to 0
+
+
+def _real_power(x: int, y) -> float:
+    with np.errstate(all="ignore"):
+        return float(np.power(np.float64(x), np.float64(y)))
+
+
+def _integer_power(x: int, y, rounding=math.trunc) -> int:
+    """x ** y for an integer x: exact for an integer y >= 0; otherwise the real power converted by
+    `rounding`; a result that is not finite marked as +-NOT_FINITE (NaN as 0, as AArch64 gives)."""
+    if isinstance(y, int) and y >= 0:
+        return x ** y if abs(x) < 2 or y <= 128 else _huge_power(x, y)
+    if isinstance(y, int):
+        if x == 0:
+            return NOT_FINITE
+        if abs(x) == 1:
+            return -1 if x == -1 and y % 2 else 1
+        # |x ** y| <= 1/2: a huge -y changes nothing but the time a Fraction would take.
+        return rounding(Fraction(1, x ** -y) if -y <= 128 else Fraction(0))
+    value = _real_power(x, y)
+    if math.isnan(value):
+        return 0
+    if math.isinf(value):
+        return NOT_FINITE if value > 0 else -NOT_FINITE
+    return rounding(Fraction(value))
+
+
+def _huge_power(x: int, y: int) -> int:
+    """x ** y for |x| >= 2 and y > 128, beyond every integer type: a stand-in with its sign and its
+    residue modulo 2**64 (all that the wrapped and saturated readings need), computed in no time."""
+    residue = pow(x, y, 2 ** 64)
+    return residue - 2 ** 128 if x < 0 and y % 2 else residue + 2 ** 128
+
+
+def _not_finite(x: int, y) -> bool:
+    if isinstance(y, int):
+        return x == 0 and y < 0
+    return not math.isfinite(_real_power(x, y))
+
+
+def _pow_alternatives(context: Context, first: np.ndarray) -> list[tuple[str, np.ndarray]]:
+    if context.dt.kind != "int":
+        return []
+    x, y = (_python_values(a) for a in context.arrays)
+    found = []
+    rounded = _each(lambda a, b: _integer_power(a, b, _round_half_even), x, y)
+    truncated = _each(_integer_power, x, y)
+    if (rounded != truncated).any():
+        out = first.copy()
+        differs = rounded != truncated
+        out[differs] = [_clamped(v, context.out) for v in rounded[differs]]
+        found.append((ROUNDED, out))
+    not_finite = _each(_not_finite, x, y).astype(bool)
+    if not_finite.any():
+        out = first.copy()
+        out[not_finite] = context.out.lowest
+        found.append((INDEFINITE, out))
+    return found
+
+
+def _round_half_even(value: Fraction) -> int:
+    return round(value)
+
+
+def _clamped(value: int, out: DType) -> int:
+    return min(max(value, int(out.lowest)), int(out.max))
+
+
+def _python_values(array: np.ndarray) -> np.ndarray:
+    """Integers as Python ints, floats as Python floats."""
+    as_float = array.dtype.kind not in "iub"
+    return np.array([float(v) if as_float else int(v) for v in array.reshape(-1)], dtype=object).reshape(array.shape)
+
+
+def _pow_may_reject(context: Context) -> str | None:
+    if context.dt.kind != "int":
+        return None
+    x, y = (_python_values(a) for a in context.arrays)
+    if _each(_not_finite, x, y).astype(bool).any():
+        return "the text gives no integer for a power that is not finite (0 ** -1, NaN)"
+    return None
+
+
+SMALL_EXPONENTS = (0, 1, 2, 3, -1, -2, 0.5, -0.5, 1.5, 2.5, 0.25, 10, 0.0)
+
+
+def _pow_draw(choices, dt: DType, dims: tuple[int, ...], position: int) -> np.ndarray | None:
+    """Half the exponents small (integers, halves), so that results are neither 0 nor inf; half
+    an integer base's values small, so that its powers do not overflow."""
+    from ..strategies.common import one_in
+    from ..values import pack
+
+    if not one_in(choices, 2):
+        return None
+    count = int(np.prod(dims, dtype=np.int64))
+    if position == 1:
+        options = [v for v in SMALL_EXPONENTS if dt.kind == "float" or float(v).is_integer()]
+        options = [v for v in options if dt.kind != "uint" or v >= 0]
+        values = [options[choices.integer(0, len(options) - 1)] for _ in range(count)]
+    elif dt.kind == "int":
+        values = [choices.integer(-6, 6) for _ in range(count)]
+    else:
+        return None
+    return pack([int(v) if dt.kind != "float" else float(v) for v in values], dt).reshape(dims)
+
+
+def _mp_power(x, y):
+    import mpmath
+
+    if x < 0 and not mpmath.isint(y):
+        raise ValueError("a negative base with a fractional exponent has no real power")
+    return mpmath.power(x, y)
+
+
+def _power(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """C's pow, element by element (numpy's power of 0-d arrays takes a scalar path that gives NaN
+    for (-inf) ** 0.5, where C99 F.10.4.4 gives +inf)."""
+    shape = np.broadcast_shapes(x.shape, y.shape)
+    return np.power(np.reshape(x, -1) if x.ndim == 0 else x, np.reshape(y, -1) if y.ndim == 0 else y).reshape(shape)
+
+
+POW = Elementwise(
+    op="Pow",
+    real=_power,
+    integer=lambda x, y: _each(_integer_power, x, y),
+    precise64=_mp_power,
+    budget=Budget(1, "measured over ~100k values per dtype (all binades, integer exponents of negative bases): "
+                     "onnxruntime CPU 0.501 ULP float32, 0.5 float16, 1.0 float64 (against float64 mpmath, itself "
+                     "half a ULP off); numpy's float32 pow 0.99 ULP. TOSA allows ABS_ERROR, WebNN 32 ULP float32 and "
+                     "2 ULP float16: a correct libm (glibc's pow is below 1 ULP) meets 1 ULP in every type"),
+    alternatives=_pow_alternatives,
+    ambiguity=POW_READINGS,
+    label="a non-integer result truncates toward zero; NaN gives 0, +-inf saturates (AArch64 fcvtzs)",
+    may_reject=_pow_may_reject,
+    draw=_pow_draw,
+    traits={"integer-power-beyond-type": lambda e: _integer_power_trait(e, beyond_type=True),
+            "int64-power-beyond-2**53": lambda e: _integer_power_trait(e, beyond_type=False),
+            "integer-negative-exponent": lambda e: _integer_negative_exponent(e), **LEGACY_TRAITS},
+)
+
+
+def _integer_negative_exponent(example) -> bool:
+    """An integer base with a negative integer exponent (numpy refuses such powers)."""
+    found = _operands(example)
+    return found is not None and found[0].kind == "int" and found[2].dtype.kind in "iu" and bool((found[2] < 0).any())
+
+
+def _integer_power_trait(example, beyond_type: bool) -> bool:
+    """An integer Pow whose result lies beyond T (`beyond_type`), or, in int64, whose base,
+    exponent or in-range result lies beyond 2**53, where a float64 computation is no longer exact
+    (an odd exponent beyond 2**53 is even as a double: (-1)**-8675171181561471759 gives 1)."""
+    found = _operands(example)
+    if found is None or found[0].kind != "int":
+        return False
+    dt, x, y = found
+    low, high = int(dt.lowest), int(dt.max)
+    for base, exponent in zip(_python_values(x).reshape(-1), _python_values(y).reshape(-1)):
+        if _not_finite(base, exponent):
+            continue
+        value = _integer_power(base, exponent)
+        if beyond_type and not low <= value <= high:
+            return True
+        if not beyond_type and dt.name == "int64" and low <= value <= high and exponent != 0 \
+                and max(abs(base), abs(value), abs(exponent)) > 2 ** 53:
+            return True
+    return False
+
+
+# --- Mod ---
+
+FMOD_SENTENCE = "fmod: its value must be 0 (default) or 1"
+FLOAT_NEEDS_FMOD = "mod-float-needs-fmod"
+INTEGER_NEEDS_NO_FMOD = "mod-integer-without-fmod"
+MOD_ZERO_SIGN = ("Mod-13/28: if x is -0 and y is greater than zero, either +0 or -0 may be returned; Mod-10: in "
+                 "case of dividend being zero, the results will be platform dependent")
+OTHER_ZERO = "the zero result has the other sign"
+ZERO_DIVISOR_ZERO = "an integer zero divisor gives 0 (numpy's % and fmod)"
+
+
+def _floor_mod(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """A - floor(A / B) * B, exactly (Mod-28, fmod=0): C's fmod (exact), moved by B where its sign
+    is not B's; a zero result takes B's sign; the special cases as Mod-28 lists them."""
+    r = np.fmod(a, b)
+    moved = np.where((r != 0) & (np.signbit(r) != np.signbit(b)), r + b, r)
+    return np.where(moved == 0, np.copysign(0.0, b), moved)
+
+
+def _mod_real(a: np.ndarray, b: np.ndarray, fmod: int = 0) -> np.ndarray:
+    return np.fmod(a, b) if fmod == 1 else _floor_mod(a, b)
+
+
+def _mod_integer(a: np.ndarray, b: np.ndarray, fmod: int = 0) -> np.ndarray:
+    def one(x: int, y: int) -> int:
+        if y == 0:
+            return x  # AArch64 (msub with a zero quotient) and RISC-V rem give the dividend
+        if fmod == 1:
+            return x - y * _truncating_quotient(x, y)
+        return x % y  # Python's %: the sign of the divisor
+
+    return _each(one, a, b)
+
+
+def _mod_invalid(context: Context) -> Invalid | None:
+    fmod = context.attributes.get("fmod", 0)
+    floating = context.dt.kind == "float"
+    label = context.example.version.label
+    if context.since < 28 and floating and fmod == 0:
+        sentence = ("If the input type is floating point, then `fmod` attribute must be set to 1." if context.since < 13
+                    else "If the `fmod` attribute is set to `0`, `T` is constrained to integer data types")
+        return Invalid(FLOAT_NEEDS_FMOD, f"{label}: {sentence}")
+    if context.since == 13 and not floating and fmod == 1:
+        return Invalid(INTEGER_NEEDS_NO_FMOD, f"{label}: If `fmod` is set to `1`, ... `T` is constrained to floating "
+                                              "point data types")
+    return None
+
+
+def _mod_alternatives(context: Context, first: np.ndarray) -> list[tuple[str, np.ndarray]]:
+    """The zero sign the texts leave open: fmod=1 with a dividend of -0 and a positive divisor
+    (13, 28); any zero dividend in Mod-10. For integers, the result of a zero divisor."""
+    if context.dt.kind != "float":
+        zero = context.arrays[1] == 0
+        if not zero.any():
+            return []
+        zeroed = first.copy()
+        zeroed[zero] = 0
+        return [(ZERO_DIVISOR_ZERO, zeroed)]
+    a, b = (x.astype(np.float64) for x in context.arrays)
+    if context.since < 13:
+        open_ = (a == 0) & (first.astype(np.float64) == 0)
+    else:
+        open_ = (context.attributes.get("fmod", 0) == 1) & (a == 0) & np.signbit(a) & (b > 0)
+    if not np.any(open_):
+        return []
+    other = first.copy()
+    other[open_] = -first[open_]
+    return [(OTHER_ZERO, other)]
+
+
+MOD = Elementwise(
+    op="Mod",
+    real=_mod_real,
+    integer=_mod_integer,
+    attributes=(Attribute("fmod", (0, 1), lambda v: v in (0, 1), FMOD_SENTENCE, (2, -1)),),
+    invalid=_mod_invalid,
+    rules=(FLOAT_NEEDS_FMOD, INTEGER_NEEDS_NO_FMOD),
+    may_reject=_zero_divisor,
+    alternatives=_mod_alternatives,
+    ambiguity=f"{MOD_ZERO_SIGN}; {ZERO_DIVISOR}",
+    label="the zero keeps the sign C's fmod gives; an integer zero divisor gives the dividend (AArch64, RISC-V)",
+    draw=_nonzero_divisors,
+    traits={"integer-int-min-by-minus-one": _int_min_by_minus_one, "integer-zero-divisor-unused": _unused_zero_divisor,
+            "int64-fmod-beyond-2**53": lambda e: _fmod_beyond_float64(e)},
+)
+
+
+def _fmod_beyond_float64(example) -> bool:
+    """fmod=1 on a 64-bit integer type with an operand beyond 2**53, where a float64 fmod is no
+    longer exact."""
+    found = _operands(example)
+    if found is None or found[0].name not in ("int64", "uint64") or example.attributes.get("fmod") != 1:
+        return False
+    return any(abs(int(v)) > 2 ** 53 for array in found[1:] for v in array.reshape(-1))
+
+DECLARED = (ADD, SUB, MUL, DIV, POW, MOD)

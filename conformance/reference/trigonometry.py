@@ -1,0 +1,98 @@
+"""Trigonometric and hyperbolic functions: Sin, Cos, Tan, Asin, Acos, Atan, Sinh, Cosh, Asinh,
+Acosh, Atanh (declarations of the element-wise family).
+
+Each text is one sentence ("Calculates the sine of the given input tensor, element-wise"), so the
+formula is the mathematical function, on the real numbers, of each element. IEEE 754 does not
+require these functions to be correctly rounded, so each output is judged within a budget of
+ULPs against the float64 value (mpmath's for float64 outputs). What the texts leave implicit is
+read as IEEE 754-2019 section 9.2 defines these functions, which is what every math library
+gives: an input outside the function's real domain (Asin or Acos beyond +-1, Acosh below 1,
+Atanh beyond +-1, Sin/Cos/Tan of +-inf) has no real result and gives NaN; Atanh(+-1) is the
+exact infinity of that sign; odd functions keep the sign of a zero. The texts leave nothing else
+open, so no op names alternatives; integer inputs are outside every version's T.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..case import Example
+from ..precision import Budget
+from .elementwise import Elementwise
+
+# The figures' sources: PRECISION.md's (TOSA judges sin/cos by an absolute error scaled by the
+# input, WebNN WPT by ATOL 1/1024: both far looser than ULPs near 0) and the OpenCL C full
+# profile's ULP table (sin, cos, asin, acos, sinh, cosh, asinh, acosh <= 4; tan, atan, atanh <= 5
+# for float32). Measured on onnxruntime 1.31.1 CPU and numpy 2's float32 functions: 4M float32
+# inputs per op (half bit-uniform in the domain, half over every binade), ~100k float16, 20k
+# float64 against mpmath.
+_FLOAT64 = Budget(1, "numpy's (glibc's) float64 functions measured within 1 ULP of the correctly rounded value "
+                     "(checked with the half ULP of the float64 reference on top); the OpenCL full profile asks 4-5 "
+                     "ULP of double, far looser than any correct libm")
+_NARROW = Budget(1, "float16/bfloat16 computed in float32 and rounded once: measured <= 0.5002 ULP for onnxruntime "
+                    "and numpy on ~100k float16 inputs; 0.5 ULP of rounding plus a float32 ULP's share, so 1 ULP")
+
+
+def _budgets(float32: float, measured: str) -> dict:
+    """The op's budget keyword arguments: float32's figure with its measurement, float64's and the
+    16-bit types' shared ones."""
+    reason = f"float32: {measured}; sources: OpenCL C full profile ULP table, PRECISION.md (TOSA, WebNN)"
+    return {"budget": Budget(float32, reason),
+            "budgets": {"double": _FLOAT64, "float16": _NARROW, "bfloat16": _NARROW}}
+
+
+def _mp(name: str):
+    """mpmath's function of that name, imported when a float64 case first needs it."""
+    def precise(x):
+        import mpmath
+
+        return getattr(mpmath, name)(x)
+    return precise
+
+
+def _float32_near_half(example: Example) -> bool:
+    """A float32 input in 0.45 <= |x| <= 0.65, where onnxruntime's vectorised asinf/acosf switches
+    its approximation and was measured at up to 4.46 ULP (exhaustively over that interval)."""
+    if example.dtype != "float":
+        return False
+    x = np.abs(np.asarray(next(iter(example.inputs.values())), dtype=np.float64))
+    return bool(((x >= 0.45) & (x <= 0.65)).any())
+
+
+def _float64_beyond_tiny(example: Example) -> bool:
+    """A float64 input with a finite element of |x| >= 2**-26, below which sin(x) and cos(x) round
+    to x and 1 from the first term on: where onnxruntime's vectorised double sin/cos was measured
+    1-3 ULP off, and up to 1e8 ULP off next to multiples of pi/2 (sin(fl(pi)) gives -0.0)."""
+    if example.dtype != "double":
+        return False
+    x = np.abs(np.asarray(next(iter(example.inputs.values())), dtype=np.float64))
+    return bool((np.isfinite(x) & (x >= 2.0 ** -26)).any())
+
+
+NEAR_HALF = {"float32-near-half": _float32_near_half}
+BEYOND_TINY = {"float64-beyond-tiny": _float64_beyond_tiny}
+
+SIN = Elementwise(op="Sin", real=np.sin, precise64=_mp("sin"), domain=(-8.0, 8.0), traits=BEYOND_TINY, **_budgets(
+    3, "onnxruntime worst 2.17 ULP, numpy 1.42 (CUDA's sinf is 2, OpenCL 4)"))
+COS = Elementwise(op="Cos", real=np.cos, precise64=_mp("cos"), domain=(-8.0, 8.0), traits=BEYOND_TINY, **_budgets(
+    3, "onnxruntime worst 2.29 ULP, numpy 1.43 (CUDA's cosf is 2, OpenCL 4)"))
+TAN = Elementwise(op="Tan", real=np.tan, precise64=_mp("tan"), domain=(-8.0, 8.0), **_budgets(
+    4, "numpy worst 3.29 ULP (huge arguments), onnxruntime 1.22 (CUDA's tanf is 4, OpenCL 5)"))
+ASIN = Elementwise(op="Asin", real=np.arcsin, precise64=_mp("asin"), domain=(-1.0, 1.0), traits=NEAR_HALF, **_budgets(
+    4, "numpy worst 2.85 ULP; onnxruntime 4.46 near |x| = 0.5, beyond OpenCL's 4 (a deviation, trait float32-near-half)"))
+ACOS = Elementwise(op="Acos", real=np.arccos, precise64=_mp("acos"), domain=(-1.0, 1.0), traits=NEAR_HALF, **_budgets(
+    4, "numpy worst 1.72 ULP; onnxruntime 4.34 near |x| = 0.57, beyond OpenCL's 4 (a deviation, trait float32-near-half)"))
+ATAN = Elementwise(op="Atan", real=np.arctan, precise64=_mp("atan"), domain=(-8.0, 8.0), **_budgets(
+    4, "onnxruntime worst 3.26 ULP, numpy 1.77 (OpenCL 5)"))
+SINH = Elementwise(op="Sinh", real=np.sinh, precise64=_mp("sinh"), domain=(-12.0, 12.0), **_budgets(
+    2, "onnxruntime worst 1.71 ULP, numpy 1.41 (CUDA's sinhf is 3, OpenCL 4)"))
+COSH = Elementwise(op="Cosh", real=np.cosh, precise64=_mp("cosh"), domain=(-12.0, 12.0), **_budgets(
+    3, "numpy worst 2.37 ULP, onnxruntime 1.73 (CUDA's coshf is 2, OpenCL 4)"))
+ASINH = Elementwise(op="Asinh", real=np.arcsinh, precise64=_mp("asinh"), domain=(-8.0, 8.0), **_budgets(
+    2, "onnxruntime worst 1.61 ULP, numpy 0.96 (CUDA's asinhf is 3, OpenCL 4)"))
+ACOSH = Elementwise(op="Acosh", real=np.arccosh, precise64=_mp("acosh"), domain=(1.0, 8.0), **_budgets(
+    2, "onnxruntime worst 1.38 ULP, numpy 0.86 (CUDA's acoshf is 4, OpenCL 4)"))
+ATANH = Elementwise(op="Atanh", real=np.arctanh, precise64=_mp("atanh"), domain=(-1.0, 1.0), **_budgets(
+    2, "onnxruntime worst 1.62 ULP, numpy 1.38 (CUDA's atanhf is 3, OpenCL 5)"))
+
+DECLARED = (SIN, COS, TAN, ASIN, ACOS, ATAN, SINH, COSH, ASINH, ACOSH, ATANH)

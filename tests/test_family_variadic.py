@@ -1,0 +1,68 @@
+"""The variadic declarations' own logic: Sum and Mean exact or left to right, Max and Min with NaN
+and signed zeros, and their traits for expectations."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from conformance.case import Example
+from conformance.reference import variadic as va
+from conformance.reference.elementwise import answer
+from conformance.registry import versions
+
+
+def example(op: str, since: int, dtype: str, *arrays: np.ndarray) -> Example:
+    version = next(v for v in versions(op) if v.since_version == since)
+    formal = version.inputs[0]
+    inputs = {formal.instance(k): a for k, a in enumerate(arrays)}
+    return Example(version, "unit", {formal.type_param: dtype}, inputs, {}, "unit", formal.type_param)
+
+
+def by_label(expected) -> dict[str, list]:
+    return {r.label: r.outputs[0].tolist() for r in expected.readings}
+
+
+def f32(*values) -> np.ndarray:
+    return np.array(values, np.float32)
+
+
+def test_sum_exact_once_and_left_to_right_differ_on_cancellation():
+    big = float(np.finfo(np.float32).max)
+    found = by_label(answer(va.SUM, example("Sum", 13, "float", f32(big), f32(big), f32(-big))))
+    assert found[va.SUM.label] == [big]
+    assert found[va.LEFT_TO_RIGHT] == [math.inf]
+
+
+def test_sum_is_exact_beyond_float64():
+    # 1 + 2**-60 - 1 in float64 steps is 0; exactly it is 2**-60.
+    found = answer(va.SUM, example("Sum", 13, "double", np.array([1.0]), np.array([2.0 ** -60]), np.array([-1.0])))
+    assert by_label(found)[va.SUM.label] == [2.0 ** -60]
+
+
+def test_mean_rounds_once():
+    found = by_label(answer(va.MEAN, example("Mean", 13, "float", f32(7.0), f32(0.0), f32(0.0))))
+    assert found[va.MEAN.label] == [float(np.float32(7 / 3))]
+
+
+def test_max_nan_readings():
+    found = by_label(answer(va.MAX, example("Max", 13, "float", f32(np.nan, 1.0), f32(2.0, np.nan))))
+    assert all(math.isnan(v) for v in found[va.MAX.label])
+    assert found[va.NAN_IGNORED] == [2.0, 1.0]
+
+
+def test_signed_zeros():
+    first = answer(va.MAX, example("Max", 13, "float", f32(-0.0), f32(0.0)))
+    assert math.copysign(1, first.readings[0].outputs[0][0]) == 1  # +0 above -0
+    assert len(first.readings) == 2  # and either zero, as a named reading
+    lowest = answer(va.MIN, example("Min", 13, "float", f32(0.0), f32(-0.0)))
+    assert math.copysign(1, lowest.readings[0].outputs[0][0]) == -1
+
+
+def test_traits():
+    assert va.MEAN.traits["mean-count-not-power-of-two"](example("Mean", 13, "float", f32(1), f32(2), f32(3)))
+    assert not va.MEAN.traits["mean-count-not-power-of-two"](example("Mean", 13, "float", f32(1), f32(2)))
+    wide = example("Max", 13, "int64", np.array([2 ** 32], np.int64), np.array([1], np.int64))
+    assert va.MAX.traits["int64-beyond-int32"](wide)
+    assert not va.MIN.traits["int64-beyond-int32"](example("Min", 13, "int64", np.array([5], np.int64)))
