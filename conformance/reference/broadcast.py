@@ -19,6 +19,7 @@ Which rule a version follows is read from its text (`rule_of`), so an op declare
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cache
 
 import numpy as np
 
@@ -46,6 +47,7 @@ class Broadcast:
     invalid: Invalid | None = None
 
 
+@cache
 def rule_of(version: OpVersion) -> str:
     """The broadcasting rule of a version, from its schema: `broadcast` attribute -> legacy; else
     what its text says; one input -> none."""
