@@ -335,3 +335,44 @@ def test_the_console_shows_every_output_and_the_budget(slice_example):
     for line in ("expected (spec) output 0: float[1] [1.0]", "expected (spec) output 1: float[1] [7.0]",
                  "budget output 0: 4 ULP (test budget)", "actual output 0: float[1] [1.5]", "actual output 1: float[1] [8.0]"):
         assert line in text
+
+
+
+def _nudged(path, ulps):
+    """The float32 tensor stored at `path` with every finite, nonzero element below max moved
+    `ulps` ULPs toward zero."""
+    from onnx import TensorProto, numpy_helper
+
+    tensor = TensorProto()
+    tensor.ParseFromString(path.read_bytes())
+    array = numpy_helper.to_array(tensor).copy()
+    movable = np.isfinite(array) & (array != 0) & (np.abs(array) < np.finfo(np.float32).max / 2)
+    array.view(np.int32)[movable] -= ulps  # the magnitude's bits: toward zero whatever the sign
+    path.write_bytes(numpy_helper.from_array(array, tensor.name).SerializeToString())
+
+
+@pytest.mark.parametrize("ulps", [1, 400])
+def test_verify_and_run_from_judge_stored_outputs_by_the_ops_budget(conform, tmp_path, ulps):
+    from conformance.reference import covered_ops, for_op
+    from conformance.registry import versions
+
+    # a unary op judged by a budget of a few ULPs in float32: any one, found by its declaration
+    op, since = next((op, v.since_version) for op in covered_ops() for v in versions(op)
+                     if getattr(for_op(op).family, "budget", None) is not None and for_op(op).family.budget.ulps < 100
+                     and "float" in v.allowed(for_op(op).dtype_param) and len(v.inputs) == 1)
+    out = tmp_path / "golden"
+    assert conform("generate", "--op", op, "--opset", str(since), "--dtype", "float", "--no-hypothesis", "--out", str(out)).code == 0
+    for path in out.glob("*/test_data_set_0/output_0.pb"):
+        _nudged(path, ulps)
+    verified = conform("verify", str(out), "--report-json", str(tmp_path / "v.json"))
+    ran = conform("run", "--from", str(out), "--no-isolation", "--report-json", str(tmp_path / "r.json"))
+    stored = json.loads((tmp_path / "v.json").read_text())["results"]
+    failed = [r for r in stored if r["outcome"] == "fail"]
+    if ulps == 1:  # within every budget: a stored output one ULP off is one the text allows
+        assert verified.code == 0 and not failed, [(r["id"], r["message"][:120]) for r in failed][:3]
+    else:
+        assert verified.code == 1 and failed and all("ULP" in r["message"] for r in failed), failed[:1]
+    # run --from holds the runtime to the reference's precise values by the same budget, not to
+    # the stored rounding bit for bit: it passes within the budget whatever the nudge
+    assert all(r["outcome"] != "fail" or "ULP" in r["message"] for r in json.loads((tmp_path / "r.json").read_text())["results"])
+    assert ran.code in (0, 1)
