@@ -65,32 +65,29 @@ def _nan_mask(context: Context) -> np.ndarray:
     return np.isnan(_wide(context)) if context.dt.kind == "float" else np.zeros(x.shape, dtype=bool)
 
 
+def _nan_replaced(context: Context, first: np.ndarray, value: float, label: str) -> list[tuple[str, np.ndarray]]:
+    """The reading `label`: `first` with `value` where the input is NaN; none when no input is."""
+    nan = _nan_mask(context)
+    if not nan.any():
+        return []
+    replaced = first.copy()
+    replaced[nan] = value
+    return [(label, replaced)]
+
+
 def _nan_becomes(*values: float) -> Callable[[Context, np.ndarray], list[tuple[str, np.ndarray]]]:
     """Readings where a NaN input gives one of `values` (a max/min that picks its other operand)."""
 
     def alternatives(context: Context, first: np.ndarray) -> list[tuple[str, np.ndarray]]:
-        nan = _nan_mask(context)
-        if not nan.any():
-            return []
-        found = []
-        for value in values:
-            replaced = first.copy()
-            replaced[nan] = value
-            label = f"NaN gives {value:g} (max/min pick the other operand when the comparison with NaN is false)"
-            found.append((label, replaced))
-        return found
+        return [reading for value in values for reading in _nan_replaced(
+            context, first, value, f"NaN gives {value:g} (max/min pick the other operand when the comparison with NaN is false)")]
 
     return alternatives
 
 
 def _nan_propagates(context: Context, first: np.ndarray) -> list[tuple[str, np.ndarray]]:
     """A NaN input giving NaN, beside the 'otherwise' branch's value the spec reading gives it."""
-    nan = _nan_mask(context)
-    if not nan.any():
-        return []
-    propagated = first.copy()
-    propagated[nan] = np.nan
-    return [(NAN_PROPAGATES, propagated)]
+    return _nan_replaced(context, first, np.nan, NAN_PROPAGATES)
 
 
 def _ieee_nan_at_infinity(context: Context, first: np.ndarray) -> list[tuple[str, np.ndarray]]:
@@ -196,12 +193,7 @@ def shrink_beyond_float32(example: Example) -> bool:
 
 def _relu_nan(context: Context, first: np.ndarray) -> list[tuple[str, np.ndarray]]:
     """max(0, NaN): NaN propagates (the spec reading above) or the comparison picks 0."""
-    nan = _nan_mask(context)
-    if not nan.any():
-        return []
-    zeroed = first.copy()
-    zeroed[nan] = 0
-    return [("NaN gives 0 (max picks 0 when the comparison with NaN is false)", zeroed)]
+    return _nan_replaced(context, first, 0, "NaN gives 0 (max picks 0 when the comparison with NaN is false)")
 
 
 RELU = Elementwise(
