@@ -47,7 +47,7 @@ except ImportError:  # Windows: no folder locks
     fcntl = None
 
 from . import tool_versions
-from .case import Example, case_id, is_hypothesis_slug, slug
+from .case import HYPOTHESIS_NAME, Example, case_id, is_hypothesis_slug, slug
 from .compare import AMBIGUOUS, PASS, Verdict, judge
 from .compare import SKIPPED as SKIPPED_OUTCOME
 from .dtypes import from_elem_type, from_numpy
@@ -63,6 +63,7 @@ from .output import check_folder, umask, write_atomic, writing
 from .runners.base import Runner, RunOutput
 from .stored_files import (GoldenError, checked_file, inside, load_tensor, read_model, refuse_link_out, tensor_array,
                            type_name)
+from .text import has_control, printable
 
 MANIFEST = "manifest.json"
 MAX_MANIFEST_BYTES = 64 * 2**20  # a manifest.json larger than this is not one conform wrote (200,000-odd tests)
@@ -92,10 +93,13 @@ def test_name_of_id(case_id: str) -> str:
 
 
 def generated_case(example: Example) -> str | None:
-    """Of a stored test named as `generate` names them (`test_name_of_id`), the case it was
-    generated from, as the name writes it, without the op version and type binding ('' for a
-    hypothesis case); None for a test named otherwise. What tells the tests of one case apart is
-    their type binding, as for the cases a run generates."""
+    """Of a stored test `generate` wrote, the case it was written from, as the name writes it,
+    without the op version and type binding ('' for a hypothesis case); None for a test named
+    otherwise. A test that records its case (`recorded_case`) is named by it already; one written
+    before conform recorded it is told by its directory's name (`test_name_of_id`), and what tells
+    the tests of one case apart is their type binding, as for the cases a run generates."""
+    if _named_by_its_case(example):
+        return "" if is_hypothesis_slug(slug(example.name)) else example.name
     prefix, suffix = f"test_{slug(example.version.label)}_", f"_{slug(example.binding)}"
     name = example.name
     if not (name.startswith(prefix) and name.endswith(suffix)) or len(name) <= len(prefix) + len(suffix):
@@ -104,13 +108,85 @@ def generated_case(example: Example) -> str | None:
     return "" if is_hypothesis_slug(case) else case
 
 
+def _named_by_its_case(example: Example) -> bool:
+    """Whether a stored test's Example bears the name of the case it was written from: its id
+    writes its directory's name, as `generate` names them."""
+    return example.source.startswith("golden:") and test_name_of_id(example.id) == Path(example.source.removeprefix("golden:")).name
+
+
+# Where `generate` records, in a test's model (`metadata_props`), the name of the case it was
+# written from: `run --from` and `verify` rebuild the case's id from it, as `run` gives it.
+CASE_KEY = "conform.case"
+# A file system's names are at most 255 bytes: no directory `generate` writes holds a longer name.
+MAX_CASE_NAME = 255
+
+
+def _with_case(built: BuiltModel, example: Example) -> bytes:
+    """The model's bytes, recording the case it was built from under CASE_KEY."""
+    model = onnx.ModelProto()
+    model.CopyFrom(built.model)
+    model.metadata_props.add(key=CASE_KEY, value=example.name)
+    return model.SerializeToString(deterministic=True)
+
+
+def recorded_case(model: onnx.ModelProto, path: Path) -> str | None:
+    """The case name a stored test's model records under CASE_KEY (None when it records none); a
+    GoldenError naming the model when what it records is no case name conform writes. Whether
+    the name is the test's is for `stored_case_name` to say."""
+    values = [entry.value for entry in model.metadata_props if entry.key == CASE_KEY]
+    if not values:
+        return None
+    why = _not_a_case_name(values)
+    if why:
+        raise GoldenError(f"{path / 'model.onnx'}: metadata '{CASE_KEY}': {why}; conform records there the name of the "
+                          "case a test was written from (remove it, and the test is named by its directory)")
+    return values[0]
+
+
+def _not_a_case_name(values: list) -> str | None:
+    """Why what a model records under CASE_KEY is no case name a case file or hypothesis gives
+    (None when it is one): printed in every verdict and replay command, it is bounded and one line."""
+    if len(values) > 1:
+        return f"{len(values)} entries, where conform writes one"
+    value = values[0]
+    if not isinstance(value, str):  # protobuf gives the bytes of a string field that is not UTF-8
+        return "not UTF-8 text"
+    if not value.strip():
+        return "empty"
+    if len(value) > MAX_CASE_NAME:
+        return f"{len(value):,} characters, more than the {MAX_CASE_NAME} of a case name conform writes"
+    if has_control(value):
+        one_line = printable(value).replace("\n", "\\n").replace("\t", "\\t")  # printable keeps them
+        return f"'{one_line}' holds a control character (a newline, an escape)"
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:  # a lone surrogate
+        return "not UTF-8 text"
+    if is_hypothesis_slug(slug(value)) and not re.fullmatch(r"hypothesis-\d+", value):
+        return f"'{value}' is written as hypothesis's cases are named, but is not one ({HYPOTHESIS_NAME.format(1)}, ...)"
+    return None
+
+
+def stored_case_name(path: Path, model: onnx.ModelProto, data_set: int, version: OpVersion, types: dict[str, str],
+                     dtype_param: str) -> str:
+    """A stored test's case name: the case it was written from, when its model records one
+    (`recorded_case`) whose id, under the test's op version and type binding, writes the
+    directory's name, so that `run --from` and `verify` give a test the id `run` gave its case;
+    otherwise (onnx's own tests, tests written before conform recorded it, a directory renamed)
+    the directory's name (`data_set_name`). The data set's number follows the first."""
+    recorded = recorded_case(model, path)
+    if recorded is None or test_name_of_id(case_id(version, recorded, types, dtype_param)) != path.name:
+        return data_set_name(path, data_set)
+    return recorded if data_set == 0 else f"{recorded}.set{data_set}"
+
+
 def _tensor_bytes(array: np.ndarray, name: str) -> bytes:
     return numpy_helper.from_array(array, name=name).SerializeToString(deterministic=True)
 
 
 def _test_files(example: Example, expected: Expected) -> dict[str, bytes]:
     built = build(example, for_op(example.op).output_types(example, expected))
-    files = {"model.onnx": built.data}
+    files = {"model.onnx": _with_case(built, example)}
     for index, value_info in enumerate(built.model.graph.input):
         files[f"{DATA_SET}/input_{index}.pb"] = _tensor_bytes(built.feeds[value_info.name], value_info.name)
     outputs = expected.readings[0].outputs
@@ -513,10 +589,6 @@ class GoldenTest:
     outputs: list[np.ndarray]
 
     @property
-    def name(self) -> str:
-        return data_set_name(self.path, self.data_set)
-
-    @property
     def fed_inputs(self) -> list[onnx.ValueInfoProto]:
         """The graph inputs the test data feeds (those without an initializer), in order."""
         initialized = {t.name for t in self.model.graph.initializer}
@@ -524,7 +596,8 @@ class GoldenTest:
 
 
 def data_set_name(path: Path, data_set: int) -> str:
-    """A stored test's case name: the directory's name, and the data set's number after the first."""
+    """The case name of a stored test that records none (see `stored_case_name`): the directory's
+    name, and the data set's number after the first."""
     return path.name if data_set == 0 else f"{path.name}.set{data_set}"
 
 
@@ -640,7 +713,8 @@ def example_from_test(test: GoldenTest) -> Example | str:
     types = _types(version, {name: from_numpy(a.dtype).name for name, a in inputs.items() if a is not None},
                    {name: from_numpy(v.dtype).name for name, v in attributes.items() if isinstance(v, np.ndarray)},
                    reference.attribute_params, _output_dtypes(graph))
-    return Example(version, test.name, types, inputs, attributes, f"golden:{test.path}", reference.dtype_param)
+    name = stored_case_name(test.path, test.model, test.data_set, version, types, reference.dtype_param)
+    return Example(version, name, types, inputs, attributes, f"golden:{test.path}", reference.dtype_param)
 
 
 def _node_and_version(model: onnx.ModelProto) -> tuple[onnx.NodeProto, OpVersion] | str:
@@ -901,7 +975,8 @@ def _declared_data_sets(path: Path) -> list[_Declared] | None:
     if types is None or not data_sets:
         return None
     dtype_param = for_op(version.op).dtype_param
-    return [_Declared(version, types[dtype_param], case_id(version, data_set_name(path, index), types, dtype_param))
+    return [_Declared(version, types[dtype_param],
+                      case_id(version, stored_case_name(path, model, index, version, types, dtype_param), types, dtype_param))
             for index in range(data_sets)]
 
 

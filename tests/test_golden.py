@@ -27,6 +27,12 @@ import onnx_node_tests  # noqa: E402
 from conftest import one_and_two_jobs_meeting_hangs, without_timings  # noqa: E402
 
 
+def generated_dir(record: dict) -> str:
+    """The directory of the generated golden test a result record comes from (its case is the
+    case's own name, as `run` gives it)."""
+    return golden.test_name_of_id(record["id"])
+
+
 def files_of(folder: Path) -> dict[str, bytes]:
     return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
 
@@ -53,7 +59,7 @@ def test_one_changed_byte_makes_verify_fail_and_name_the_test(conform, tmp_path)
     result = conform("verify", str(out), "--report-json", str(tmp_path / "v.json"))
     assert result.code == 1
     failed = [r for r in json.loads((tmp_path / "v.json").read_text())["results"] if r["outcome"] == "fail"]
-    assert [r["case"] for r in failed] == ["test_slice_13_negative_start_float_int64"]
+    assert [generated_dir(r) for r in failed] == ["test_slice_13_negative_start_float_int64"]
     assert "test_slice_13_negative_start_float_int64" in result.stdout
 
 
@@ -214,7 +220,7 @@ def test_verify_names_each_unreadable_test_fails_for_it_and_checks_the_rest(conf
     out = tmp_path / "golden"
     conform("generate", "--op", "Slice", "--opset", "13", "--dtype", "float", "--no-hypothesis", "--out", str(out))
     whole = conform("verify", str(out), "--report-json", str(tmp_path / "whole.json"))
-    every = {r["case"] for r in json.loads((tmp_path / "whole.json").read_text())["results"]}
+    every = {generated_dir(r) for r in json.loads((tmp_path / "whole.json").read_text())["results"]}
     corrupt_input = out / "test_slice_13_negative_start_float_int64" / "test_data_set_0" / "input_0.pb"
     corrupt_input.write_bytes(b"\xff\xff\xff garbage")
     corrupt_model = out / "test_slice_13_backward_with_stride_float_int32" / "model.onnx"
@@ -226,7 +232,7 @@ def test_verify_names_each_unreadable_test_fails_for_it_and_checks_the_rest(conf
     assert f"unreadable: {corrupt_model}: not a readable model" in result.stdout
     assert [(u["path"], u["reason"].split(":")[0]) for u in report["unreadable"]] == [  # in the order of the paths
         (str(corrupt_model.parent), str(corrupt_model)), (str(corrupt_input.parents[1]), str(corrupt_input))]
-    assert {r["case"] for r in report["results"]} == every - {"test_slice_13_negative_start_float_int64",
+    assert {generated_dir(r) for r in report["results"]} == every - {"test_slice_13_negative_start_float_int64",
                                                              "test_slice_13_backward_with_stride_float_int32"}
     alone = conform("verify", str(corrupt_model.parent))
     assert alone.code == 1 and "unreadable:" in alone.stdout and "nothing to verify" not in alone.stderr
@@ -304,7 +310,7 @@ def test_run_from_gives_the_verdicts_of_the_generated_run(conform, tmp_path, bac
     conform("generate", *SLICE_SMALL, "--out", str(out))
     generated = by_test_name(conform("run", *SLICE_SMALL, *backend).report)
     stored = conform("run", "--from", str(out), *backend, "--report-json", str(tmp_path / "from.json"))
-    from_golden = {r["case"]: r["outcome"] for r in json.loads((tmp_path / "from.json").read_text())["results"]}
+    from_golden = {generated_dir(r): r["outcome"] for r in json.loads((tmp_path / "from.json").read_text())["results"]}
     written = [t["name"] for t in json.loads((out / "manifest.json").read_text())["tests"] if t["status"].startswith("written")]
     assert sorted(from_golden) == sorted(written)
     assert {name: generated[name] for name in written} == from_golden
@@ -328,12 +334,13 @@ def test_run_from_holds_the_runtime_to_the_stored_output(conform, tmp_path):
     (second / "output_0.pb").write_bytes(numpy_helper.from_array(wrong, "output").SerializeToString())
     result = conform("run", "--from", str(test), "--report-json", str(tmp_path / "r.json"))
     outcomes = {r["case"]: r for r in json.loads((tmp_path / "r.json").read_text())["results"]}
-    assert outcomes[test.name]["outcome"] == "pass"
-    assert outcomes[test.name + ".set1"]["outcome"] == "fail" and result.code == 1
-    assert f"--from {test} --case Slice-13/{test.name}.set1/float/int64" in outcomes[test.name + ".set1"]["replay"]
+    # named as `run` names the case it was written from; the second data set after it
+    assert outcomes["negative_start"]["outcome"] == "pass"
+    assert outcomes["negative_start.set1"]["outcome"] == "fail" and result.code == 1
+    assert f"--from {test} --case Slice-13/negative_start.set1/float/int64" in outcomes["negative_start.set1"]["replay"]
     # The panel says the expectation is the stored output, and that conform's reference disagrees with it.
-    [stored_reading] = outcomes[test.name]["expected"]["readings"]
-    [wrong_reading] = outcomes[test.name + ".set1"]["expected"]["readings"]
+    [stored_reading] = outcomes["negative_start"]["expected"]["readings"]
+    [wrong_reading] = outcomes["negative_start.set1"]["expected"]["readings"]
     assert stored_reading["label"] == "stored in the golden test"
     assert wrong_reading["label"] == f"stored in the golden test; conform's reference gives {describe(stored)}"
     assert f"expected (stored in the golden test; conform's reference gives {describe(stored)}): {describe(wrong)}" in result.stdout
@@ -426,7 +433,7 @@ def test_verify_with_jobs_checks_in_workers_and_writes_the_serial_report(conform
     assert serial.code == parallel.code == 1, parallel.stderr
     assert (tmp_path / "one.json").read_bytes() == (tmp_path / "two.json").read_bytes()
     report = json.loads((tmp_path / "two.json").read_text())
-    assert [r["case"] for r in report["results"] if r["outcome"] == "fail"] == ["test_slice_13_negative_start_float_int64"]
+    assert [generated_dir(r) for r in report["results"] if r["outcome"] == "fail"] == ["test_slice_13_negative_start_float_int64"]
     assert report["skipped"] and len(report["results"]) > golden.GOLDEN_CHUNK
     # Unreadable data found by a worker is reported as a serial verify reports it.
     corrupt = sorted(out.iterdir())[-1] / "test_data_set_0" / "output_0.pb"
@@ -570,7 +577,7 @@ def test_an_empty_shard_of_stored_tests_is_no_error_and_the_shards_merge_whole(c
     assert sorted(sizes) == [0] * 7 + [1] and codes == [0] * 8
     merged = conform("merge", *map(str, reports), "--report-json", str(tmp_path / "all.json"))
     doc = json.loads((tmp_path / "all.json").read_text())
-    assert merged.code == 0 and [r["case"] for r in doc["results"]] == [test.name] and doc["complete"] is True
+    assert merged.code == 0 and [generated_dir(r) for r in doc["results"]] == [test.name] and doc["complete"] is True
 
 
 @pytest.mark.parametrize("choice", [("--op", "Clip"), ("--dtype", "int16")])
@@ -774,7 +781,7 @@ def test_a_golden_run_groups_its_failures_by_the_case_each_test_was_generated_fr
     tests = {t["name"]: t for t in json.loads((out / "manifest.json").read_text())["tests"]}
 
     def family(record):  # from what generate recorded of the test, not from its name
-        test = tests[record["case"]]
+        test = tests[generated_dir(record)]
         return None if test["source"] == "hypothesis" else test["id"].split("/")[1]
 
     failing = [r for r in result.report["results"] if r["outcome"] == "fail"]
