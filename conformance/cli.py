@@ -31,7 +31,7 @@ from .expectations import judge_unmatched, not_judged_lines, ran_variants, stale
 from .expectations import write_file as write_expectations
 from .reference import covered_ops, for_op
 from .report import console as console_report
-from .report import SEVERITY, exit_code, gate_record, json_report, plural
+from .report import exit_code, gate_record, json_report, plural
 from .model import MODES
 from .output import STDOUT, Writes, check_writable, is_stdout, is_stream
 from .runners import DEFAULT_TIMEOUT, MAX_TIMEOUT, MIN_TIMEOUT, OPTIMIZATIONS, RunnerSpec, make_runner, runner_of
@@ -94,7 +94,6 @@ err = Console(stderr=True, markup=False, soft_wrap=True)
 DEFAULT_REPORT_DIR = Path("reports")
 
 # Options several commands share, declared once.
-OP = typer.Option(..., "--op", help="Operator name, e.g. Slice.")
 OPS = typer.Option([], "--op", help="Operator name, e.g. Slice (repeatable: their cases one op after another).")
 ALL_OPS = typer.Option(False, "--all", help="Every op conform covers (see `conform list`).")
 OPSET = typer.Option(None, "--opset", help="The version in force at this opset (default: every version; of several ops, "
@@ -217,7 +216,7 @@ def run_command(
     max_elements: int = MAX_ELEMENTS,
     only_cases: List[Path] = ONLY_CASES,
     expect: Optional[Path] = typer.Option(None, "--expect", help="Expectations file: known deviations, each with a reason."),
-    write_expect: Optional[Path] = typer.Option(None, "--write-expect", help="Write the current deviations as an expectations file (with --expect: that file brought up to date, its reasons kept)."),
+    write_expect: Optional[Path] = typer.Option(None, "--write-expect", help="Write the current deviations as an expectations file, one entry per cause (with --expect: that file brought up to date, its comments and reasons kept)."),
     strict: Optional[bool] = typer.Option(None, "--strict/--no-strict", help="xpass and stale expectations fail the run (default with --ci)."),
     ci: bool = typer.Option(False, "--ci", help="CI mode: --strict, and JUnit + HTML reports under reports/."),
     junit: Optional[Path] = typer.Option(None, "--junit", help="Write a JUnit XML report here."),
@@ -755,7 +754,7 @@ def _print_unreadable(unreadable: list) -> None:
 @app.command("diff", cls=SectionedHelp, short_help="Run cases on two runners and show where they disagree.",
              epilog=_exit_codes("the two runners agree on every case", "they disagree on at least one"))
 def diff_command(
-    op: str = OP,
+    ops: List[str] = typer.Option([], "--op", help="Operator name, e.g. Slice; repeatable, the cases of each op in turn."),
     against: str = typer.Option(..., "--against", help="cpu|cuda|dml, onnxruntime, reference, or an onnx.backend module."),
     opset: Optional[int] = OPSET,
     dtypes: List[str] = DTYPES,
@@ -781,20 +780,26 @@ def diff_command(
 ) -> None:
     """Run the same cases on two runners; show where they disagree and which keeps to the spec."""
     limit_worker_memory(memory_limit)
-    from .differential import DiffUnit, diff, runner_from_name, runner_labels, spec_from_name
+    from .differential import DiffUnit, diff, disagreement_families, runner_from_name, runner_labels, spec_from_name
     from .dtypes import dtype
 
-    options = RunOptions(op=for_op(op).op, opset=opset, dtypes=tuple(dtype(d).name for d in dtypes), case_ids=tuple(case),
+    chosen_ops = _chosen_ops(ops, False)
+    if not chosen_ops:
+        raise UsageError("--op is required: the op whose cases the two runners run (repeatable)")
+    options = RunOptions(ops=chosen_ops, opset=opset, dtypes=tuple(dtype(d).name for d in dtypes), case_ids=tuple(case),
                          strict_zero=strict_zero, case_roots=casefile.case_roots(cases, only_cases), use_yaml=not no_yaml,
                          use_hypothesis=not no_hypothesis, examples=examples, seed=seed,
                          modes=parse_choice(mode, MODES, "--mode"), max_elements=max_elements, timeout=timeout)
     if optimizations not in OPTIMIZATIONS:  # one level: a diff runs each case once on each runner
         raise UsageError(f"--optimizations in a diff takes {' or '.join(OPTIMIZATIONS)}, not '{optimizations}'")
-    path = report_json or DEFAULT_REPORT_DIR / f"diff-{options.op}.json"
+    left_out = _note_left_out_ops(options)
+    default_name = _diff_report_name(options)
+    path = report_json or DEFAULT_REPORT_DIR / default_name
     _check_writable((path, "the JSON report"))
     first_spec = RunnerSpec(runner, provider, backend, optimizations)
     first = runner_of(first_spec, not no_isolation, options.timeout)
     second = runner_from_name(against, isolate=not no_isolation, timeout=options.timeout)
+    labels = runner_labels(first, second)
     results: list = []
     with _Stops() as stops:
         with stops.work():
@@ -802,66 +807,106 @@ def diff_command(
             workers = worker_count(jobs, len(units))
             if workers == 1:
                 selected = select_examples(options, units)
-                _with_progress(f"diff {options.op}", len(selected) * len(options.modes), results.append,
+                _with_progress(f"diff {_run_label(options)}", len(selected) * len(options.modes), results.append,
                                lambda advance, _: diff(selected, first, second, options, advance))
             else:
                 against_spec = spec_from_name(against)
                 diffed = [DiffUnit(unit, against_spec) for unit in units]
                 with WorkerPool.for_units(diffed, workers, options, first_spec, not no_isolation, _note) as pool:
-                    _with_progress(f"diff {options.op} ({workers} jobs)", planned_count(units, options), results.append,
+                    _with_progress(f"diff {_run_label(options)} ({workers} jobs)", planned_count(units, options), results.append,
                                    lambda advance, _: pool.run(diffed, advance))
         doc = json_report.document(results, {"first": first.describe(), "second": second.describe()}, seed,
                                    _options_record(options) | {"against": against})
+        grouped = disagreement_families(results)
+        doc["summary"] |= _diff_summary(results, grouped)
         doc["complete"] = not stops.cut_short
+        if left_out:
+            doc["ops_left_out"] = [{"op": op, "reason": why} for op, why in left_out]
         writes = Writes()
         reported = _write_json_report(path, doc, writes)
-        _print_disagreements(results, runner_labels(first, second), _shown(path) if reported else None)
+        _print_diff(results, grouped, labels, _shown(path) if reported else None)
         with writes.attempt():
-            _keep_worker_stderr(_report_home(path, f"diff-{options.op}.json"))
+            _keep_worker_stderr(_report_home(path, default_name))
         _end(stops, writes, reported, 1 if any(r.extra["disagreement"] for r in results) else 0, len(results), "cases")
 
 
-SHOWN_DISAGREEMENTS = 50  # on the console; the JSON report holds every one
+def _diff_report_name(options: RunOptions) -> str:
+    """`diff-<op>[-<opset>].json`, its ops and opset named as a run's report names them
+    (`_default_report_name`): a diff of Slice-13 and one of Slice-11 keep a report each."""
+    return f"diff-{_default_report_name(options, [])}"
 
 
-def _print_disagreements(results, names: tuple[str, str], path: str | None) -> None:
-    """The cases the two runners disagree on, the worst first (by the worse of their two outcomes;
-    run order among equals), each with the command that replays it: a table on a terminal, the
-    commands below it; elsewhere (a CI log) a line each, as a table 80 columns wide folds a
-    runtime's message into a column a dozen letters wide."""
-    disagreeing = [r for r in results if r.extra["disagreement"]]
-    # A wrong answer first, what a runtime lacks (unsupported) and where both are right (ambiguous) last.
-    shown = sorted(disagreeing, key=lambda r: min(SEVERITY.index(r.outcome), SEVERITY.index(r.extra["against"]["outcome"])))
-    shown = shown[:SHOWN_DISAGREEMENTS]
-    rows = [(_diff_case(r), r.outcome, r.extra["against"]["outcome"], _spec_side(r, names), r.extra["disagreement"]) for r in shown]
-    if out.is_terminal:
-        table = Table(title=f"conform diff: {names[0]} vs {names[1]}")
-        for column in ("case", names[0], names[1], "keeps to the spec", "disagreement"):
-            table.add_column(column, overflow="fold")
-        for row in rows:
-            table.add_row(*row)
-        out.print(table, soft_wrap=False)  # a table fits its cells to the width itself
-        for result in shown:  # whole, each on a line of its own, where a copy-paste gets it back
-            out.print(f"replay: {result.replay}", highlight=False)
-    else:
-        for (case, outcome, other, side, disagreement), result in zip(rows, shown):
-            out.print(f"{case}: {names[0]} {outcome}, {names[1]} {other}; keeps to the spec: {side}; {disagreement}", highlight=False)
-            out.print(f"  replay: {result.replay}", highlight=False)
-    more = f" ({SHOWN_DISAGREEMENTS} shown)" if len(disagreeing) > SHOWN_DISAGREEMENTS else ""
+def _diff_summary(results, grouped: list[list]) -> dict:
+    """What a diff's JSON summary adds to the first runner's outcomes: every case by the two
+    runners' outcomes (`outcome_pairs`, first runner's then second's), the disagreements, and
+    the families they come in (`grouped`, see `disagreement_families`)."""
+    from .differential import outcome_pairs
+
+    return {"outcome_pairs": outcome_pairs(results), "disagreements": sum(map(len, grouped)), "disagreement_families": len(grouped)}
+
+
+SHOWN_FAMILIES = 25  # on the console, one block a family; the JSON report holds every disagreement
+
+
+def _print_diff(results, grouped: list[list], labels: tuple[str, str], path: str | None) -> None:
+    """A diff's console report: the cases by the two runners' outcomes, then a block for each
+    family of disagreements (`grouped`, the worst first: see `disagreement_families`), then the count."""
+    if results:  # a table of no rows is only its borders
+        console_report.print_table(out, _outcome_pairs_table(results, labels))
+    for first, *others in grouped[:SHOWN_FAMILIES]:
+        _draw_diff_family(first, others, labels)
+    if len(grouped) > SHOWN_FAMILIES:
+        left, hidden = sum(len(family) for family in grouped[SHOWN_FAMILIES:]), len(grouped) - SHOWN_FAMILIES
+        out.print(f"... and {left} more {plural('disagreement', left)} in {hidden} more {plural('family', hidden)}; "
+                  "every one is in the JSON report.", highlight=False)
+    disagreeing = sum(len(family) for family in grouped)
+    in_families = f" in {len(grouped)} {plural('family', len(grouped))}" if len(grouped) < disagreeing else ""
     report = f" JSON report: {path}" if path else ""
-    out.print(f"{len(results)} {plural('case', len(results))}, {len(disagreeing)} {plural('disagreement', len(disagreeing))}{more}."
-              f"{report}", highlight=False)
+    out.print(f"{len(results)} {plural('case', len(results))}, {disagreeing} {plural('disagreement', disagreeing)}"
+              f"{in_families}.{report}", highlight=False)
 
 
-def _diff_case(result) -> str:
-    """A disagreeing case as the diff lists it: its id, and its mode when not the default."""
-    mode = result.extra.get("mode")
-    return f"{result.example.id} [{mode}]" if mode else result.example.id
+def _outcome_pairs_table(results, labels: tuple[str, str]) -> Table:
+    """Every case counted by the first runner's outcome (a row each) and the second's (a column each)."""
+    from .compare import OUTCOMES
+    from .differential import outcome_pairs
+
+    pairs = outcome_pairs(results)
+    seconds = [o for o in OUTCOMES if any(o in row for row in pairs.values())]
+    title = f"conform diff: cases by outcome, {labels[0]} (rows) by {labels[1]} (columns)"
+    table = Table(title=title, min_width=min(len(title), 80))
+    table.add_column(f"{labels[0]} \\ {labels[1]}")
+    for outcome in seconds:
+        table.add_column(outcome, justify="right", style=console_report.STYLES[outcome])
+    for outcome, row in pairs.items():
+        table.add_row(Text(outcome, style=console_report.STYLES[outcome]), *[str(row.get(o, "")) for o in seconds])
+    return table
 
 
-def _spec_side(result, names: tuple[str, str]) -> str:
-    side = result.extra["agrees_with_spec"]
-    return {"first": names[0], "second": names[1]}.get(side, side)
+def _draw_diff_family(result, others: list, labels: tuple[str, str]) -> None:
+    """One family of disagreements: its headline (the first member's case, both outcomes, who
+    keeps to the spec, how they differ), the first member in full and the others named; then the
+    command that replays it. In a terminal a panel; elsewhere (a CI log) the headline, the rest
+    indented under it, as long as they need to be, as `run` draws a family there."""
+    from rich.panel import Panel
+
+    from .differential import family_lines, headline, outcome_pair
+
+    first, second = outcome_pair(result)
+    style = console_report.STYLES.get(first if first != "pass" else second, "white")
+    lines = family_lines(result, others, labels)
+    if out.is_terminal:
+        body = Text(headline(result, labels) + "\n", style="bold")
+        body.append("\n".join(lines))
+        # Wrapped inside the panel: soft wrap, the console's default, would cut each long line at its border.
+        out.print(Panel(body, title=f"{labels[0]} {first.upper()}, {labels[1]} {second.upper()}", border_style=style), soft_wrap=False)
+        out.print(f"replay: {result.replay}", style="dim", highlight=False)
+        return
+    out.print(Text(headline(result, labels), style=style), highlight=False)
+    for line in lines:
+        out.print(f"  {line}", highlight=False)
+    out.print(f"  replay: {result.replay}", highlight=False)
+    out.print()
 
 
 def _report_home(report: Path, default_name: str) -> Path:
