@@ -41,11 +41,15 @@ from __future__ import annotations
 
 import dataclasses
 import fnmatch
+import io
 import shlex
 from dataclasses import dataclass
 from pathlib import Path
 
-import yaml
+from ruamel.yaml import YAML
+from ruamel.yaml.comments import CommentedMap, CommentedSeq
+from ruamel.yaml.error import CommentMark, YAMLError as RuamelError
+from ruamel.yaml.tokens import CommentToken
 
 from .casefile import LineDict, Problems, check_keys, display_path, dtype_list, read_yaml, version_list
 from .compare import PASS, XFAIL, XPASS, Verdict
@@ -54,11 +58,11 @@ from .execute import in_shard
 from .model import MODES
 from .output import write_atomic
 from .report import FAILING, LENIENT, UNSUPPORTED, gate_record, plural, recorded_gate, stale_text
+from .report.console import families
 from .reference import for_op
 from .runners import OPTIMIZATIONS
 from .runners.onnxruntime import PROVIDERS, short_provider
 from .values import ValueProblem
-from .yaml_edit import Item, rewritten_list
 
 # What a runtime does against the text whether or not the run fails on it: a `when:` entry that
 # matches such a case is not stale.
@@ -385,29 +389,30 @@ def _first_match(result, expectations: list[Expectation], runner_info: dict) -> 
 
 def write_file(results: list, expectations: list[Expectation], stale: list[Expectation], runner_info: dict,
                path: Path, options) -> str:
-    """Write the run's deviations as an expectations file that makes the same run pass under
-    --strict, and return the line that tells what it holds. `results` are as `apply` left them.
+    """Write the run's deviations as an expectations file that makes the same run pass, and
+    return the line that tells what it holds. `results` are as `apply` left them.
 
-    The entries of the run's own file (`--expect`) are kept as written, reasons and all, but for
-    what the run shows fixed: a stale entry, the cases of a `case:` entry that now pass, an entry
-    whose every case passes. A deviation no entry matched is added, one entry a case, with the
-    reason observed: so the file of a runtime's upgrade keeps what a person wrote."""
+    What fails the run with no entry matching it is added one entry a family (as the console's
+    panels group results), matched by the trait or rule that explains all its members, so the file
+    holds for other seeds too (see `_family_entry`). The entries of the run's own file (`--expect`)
+    are kept as written, reasons and all, but for what the run shows fixed: a stale entry, the
+    cases of a `case:` entry that now pass, an entry whose every case passes. That file is edited
+    in YAML's round-trip mode, so its comments, flow lists and key order stay as a person wrote them."""
     by_case: dict[str, list] = {}  # each case's results, one a variant it ran in
     for result in results:
         by_case.setdefault(result.example.id, []).append(result)
     kept, fixed, taken_out = _kept_entries(results, by_case, expectations, stale, runner_info, options)
-    added = _observed_entries(by_case, runner_info, options)
+    added = _observed_entries(results, runner_info, options)
     text = _as_written(expectations, kept, added)
     layout_lost = text is None and bool(expectations)
     if text is None:
-        document = {"expectations": [entry.as_entry() for _, entry, _ in kept] + added}
-        text = f"# Known deviations; {OBSERVED_NOTE}.\n" + yaml.safe_dump(document, sort_keys=False, width=120)
+        text = _written_afresh([entry.as_entry() for _, entry, _ in kept], added)
     write_atomic(path, text, "the expectations file")
-    told = f"{len(kept) + len(added)} {plural('deviation', len(kept) + len(added))} written to {path}"
-    if not expectations:
-        return told
-    told += (f": {len(kept)} {plural('entry', len(kept))} kept from {expectations[0].file}, {len(added)} added as observed, "
-             f"{len(stale)} stale and {fixed} fixed left out")
+    count = len(kept) + len(added)
+    told = f"{count} {plural('deviation', count)} written to {path}"
+    if expectations:
+        told += (f": {len(kept)} {plural('entry', len(kept))} kept from {expectations[0].file}, {len(added)} added as observed, "
+                 f"{len(stale)} stale and {fixed} fixed left out")
     if taken_out:
         told += f", {taken_out} passing {plural('case', taken_out)} taken out of 'case:' lists"
     still_passing = sum(1 for _, _, passes in kept if passes)
@@ -415,27 +420,327 @@ def write_file(results: list, expectations: list[Expectation], stale: list[Expec
         told += (f"; {still_passing} kept {plural('entry', still_passing)} still {'matches' if still_passing == 1 else 'match'} "
                  "cases that pass (xpass): narrow them by hand")
     if layout_lost:
-        told += f"; {expectations[0].file} was written afresh, without its comments and layout: its list could not be cut into entries (one in flow style cannot be)"
-    return told
+        told += f"; {expectations[0].file} was written afresh, without its comments and layout: YAML's round-trip mode could not read it"
+    return told + _unexplained_text(added)
 
 
 OBSERVED_NOTE = "replace each 'observed' reason with why the runtime deviates"
 
 
-def _as_written(expectations: list[Expectation], kept: list[tuple[int, Expectation, bool]], added: list[dict]) -> str | None:
-    """The run's own file (`--expect`) brought up to date in its own text: the entries kept as
-    they were written, comments and all, with only the entries changed or added dumped anew;
-    None without such a file, or where its layout cannot be kept."""
+@dataclass(frozen=True)
+class Observed:
+    """An entry `--write-expect` adds for a family of deviations no entry matched (or several,
+    merged): the entry, what its comment says of them, and, where no trait or rule explains
+    them, the families' names."""
+
+    entry: dict
+    outcome: str
+    members: int
+    versions: tuple[str, ...]  # the op versions' labels, Slice-13
+    why: str
+    unexplained: tuple[str, ...] = ()  # the families no trait or rule explains
+
+    @property
+    def comment(self) -> str:
+        versions = ", ".join(dict.fromkeys(self.versions))
+        return f"{self.members} {self.outcome} {plural('result', self.members)} of {versions}: {self.why}"
+
+
+def _unexplained_text(added: list[Observed]) -> str:
+    """The end of the run's last line: the families no trait explains, whose entries are scoped by
+    op, version, dtype and case (see `_case_scope`): they hold for other seeds only while the cause
+    stays in that scope, and may match passing cases (xpass)."""
+    names = [name for observed in added for name in observed.unexplained]
+    if not names:
+        return ""
+    return (f"; no trait explains {len(names)} {plural('family', len(names))} (written by scope, with the minimal case "
+            f"in {'its entry' if len(names) == 1 else 'their entries'}' comment): {', '.join(names)}")
+
+
+def _observed_entries(results: list, runner_info: dict, options) -> list[Observed]:
+    """An entry for each family of results that fail the run with no entry matching them, merged
+    where entries differ in versions and dtypes only (see `_merged`)."""
+    failing = failing_outcomes(options)
+    runner = short_provider(runner_info.get("provider", "")) or runner_info.get("name")
+    unmatched = [result for result in results if result.outcome in failing]
+    return _merged([entry for family in families(unmatched) for entry in _family_entries(family, results, runner, runner_info)])
+
+
+def _family_entries(family: list, results: list, runner: str | None, runner_info: dict) -> list[Observed]:
+    """A family as one entry (`_family_entry`); a family of hypothesis cases that fail for several
+    causes (console families group a version's by outcome) as one entry a trait, the trait that
+    the most of those left have first, and the members no trait explains as one entry more."""
+    entry = _family_entry(family, results, runner, runner_info)
+    if not entry.unexplained:
+        return [entry]
+    traits = for_op(family[0].example.op).traits.values()
+    held = [[r for r in family if _has_trait(trait, r.example)] for trait in traits]
+    most = max(held, key=len, default=[])
+    if not most:
+        return [entry]
+    rest = [r for r in family if r not in most]
+    return [_family_entry(most, results, runner, runner_info)] + _family_entries(rest, results, runner, runner_info)
+
+
+def _family_entry(family: list, results: list, runner: str | None, runner_info: dict) -> Observed:
+    """One family as one entry, scoped by op, version, dtypes and variant: matched by the rule all
+    its members break, else by the op's trait that holds for all of them (of those, the one fewest
+    passing cases in scope have), else by its case (a case file's, in all its bindings: `match:`
+    its name where no passing case of it is in scope, else `case:` its ids), else, for hypothesis
+    cases, by `match: hypothesis-*` in its scope, which holds for any seed, where ids would not."""
+    first = family[0]
+    example = first.example
+    scope = {"op": example.op, "versions": [example.version.since_version],
+             "dtypes": sorted({r.example.dtype for r in family}), "runner": runner}
+    variant = _family_variant(family, results, runner_info)
+    in_scope = [r for r in results if r.example.op == example.op and r.example.version == example.version
+                and r.example.dtype in scope["dtypes"] and _in_variant_keys(r, variant, runner_info)]
+    passing = [r for r in in_scope if r.outcome == PASS]
+    cause, comment = _cause(family, passing)
+    unexplained: tuple[str, ...] = ()
+    if cause is None:
+        cause, comment = _case_scope(family, passing)
+        unexplained = () if first.outcome == UNSUPPORTED else (_family_name(family),)
+    if "when" in cause or "rule" in cause:
+        # A cause holds in whatever dtype a case has it (Div's unused zero divisor failed in int16 at
+        # one seed only), and a passing case with it stays pass: scoped by dtype, such an entry
+        # would not hold for other seeds.
+        scope["dtypes"] = None
+    entry = {key: value for key, value in (scope | cause | variant).items() if value is not None}
+    entry["reason"] = f"observed: {first.verdict.message[:200]}"
+    return Observed(entry, first.outcome, len(family), (example.version.label,), comment, unexplained)
+
+
+def _cause(family: list, passing: list) -> tuple[dict | None, str]:
+    """The `rule:` every member breaks or the `when:` trait every member has, and what the entry's
+    comment says of it; (None, '') where none does."""
+    rules = {None if r.expected.is_valid else r.expected.invalid.rule for r in family}
+    if None not in rules:
+        return {"rule": sorted(rules)}, f"the {plural('rule', len(rules))} of the text they break"
+    traits = for_op(family[0].example.op).traits
+    explaining = [name for name, trait in traits.items() if all(_has_trait(trait, r.example) for r in family)]
+    if not explaining:
+        return None, ""
+    also = {name: sum(1 for r in passing if _has_trait(traits[name], r.example)) for name in explaining}
+    best = min(explaining, key=also.get)  # the narrowest: dict order breaks ties
+    passes = " (some passing cases have it too: they stay pass)" if also[best] else ""
+    return {"when": best}, f"all have the trait '{best}'{passes}"
+
+
+def _has_trait(trait, example) -> bool:
+    """Whether `example` has a trait: one written for some types may not read every example."""
+    try:
+        return bool(trait(example))
+    except Exception:  # noqa: BLE001 - a trait that cannot read an example does not describe it
+        return False
+
+
+def _case_scope(family: list, passing: list) -> tuple[dict, str]:
+    """The keys that name a family no trait explains, and what its comment says: a type binding
+    the runtime does not support by its dtype, a case file's case by name or ids, a version's
+    hypothesis cases by `match: hypothesis-*` and the entry's scope (never by ids, which hold for
+    one seed only), with the minimal case hypothesis shrank them to."""
+    first = family[0]
+    if first.outcome == UNSUPPORTED:
+        return {}, f"the runtime does not support {first.example.binding}"
+    no_trait = f"no trait of {first.example.op} explains them"
+    name = first.example.name
+    if first.example.source == "hypothesis":
+        return {"match": "hypothesis-*"}, f"{no_trait}; {_minimal_text(family)}; add a trait, or narrow this entry by hand"
+    if any(r.example.name == name for r in passing):  # some of its bindings pass: name those that fail
+        return {"case": sorted({r.example.id for r in family})}, f"{no_trait}; the case {name} in the bindings that fail"
+    return {"match": _glob_escaped(name)}, f"{no_trait}; the case {name} in every binding of these dtypes"
+
+
+def _minimal_text(family: list) -> str:
+    """The minimal case hypothesis shrank a family's failures to, as its file or its replay."""
+    for result in family:
+        minimal = result.extra.get("minimal") or {}
+        if "file" in minimal:
+            return f"minimal case: {minimal['file']}"
+        if "replay" in minimal:
+            return f"minimal case: {minimal['replay']}"
+    return f"no minimal case (run with a larger --shrink); first case: {family[0].example.id}"
+
+
+def _glob_escaped(name: str) -> str:
+    """`name` as a `match:` glob that matches it alone."""
+    return "".join(f"[{c}]" if c in "*?[" else c for c in name)
+
+
+def _family_name(family: list) -> str:
+    first = family[0]
+    kind = "hypothesis cases" if first.example.source == "hypothesis" else first.example.name
+    return f"{first.example.version.label} {kind} ({first.outcome})"
+
+
+def _family_variant(family: list, results: list, runner_info: dict) -> dict:
+    """The `modes:`/`optimizations:` keys that scope a family to the variants it failed in, among
+    those its op version ran in (none where it failed in every one)."""
+    version = family[0].example.version
+    ran = [variant_of(r, runner_info)[2:] for r in results if r.example.version == version]
+    bad = [variant_of(r, runner_info)[2:] for r in family]
+    keys = _scope({m for m, _ in bad}, {lv for _, lv in bad}, {m for m, _ in ran}, {lv for _, lv in ran})
+    return {"modes": keys.get("modes"), "optimizations": keys.get("optimizations")}
+
+
+def _in_variant_keys(result, variant: dict, runner_info: dict) -> bool:
+    mode, level = variant_of(result, runner_info)[2:]
+    return (variant["modes"] is None or mode in variant["modes"]) and (variant["optimizations"] is None or level in variant["optimizations"])
+
+
+def _merged(observed: list[Observed]) -> list[Observed]:
+    """The entries that differ only in their versions as one (those matched by cause have no dtypes)."""
+    merged: dict[tuple, Observed] = {}
+    for item in observed:
+        entry = item.entry
+        ignored = ("versions", "reason")
+        key = tuple((k, str(v)) for k, v in entry.items() if k not in ignored)
+        if key not in merged:
+            merged[key] = item
+            continue
+        before = merged[key]
+        joined = dict(before.entry)
+        joined["versions"] = sorted(set(before.entry["versions"]) | set(entry["versions"]))
+        if "dtypes" in entry:
+            joined["dtypes"] = sorted(set(before.entry["dtypes"]) | set(entry["dtypes"]))
+        merged[key] = dataclasses.replace(before, entry=joined, members=before.members + item.members,
+                                          versions=before.versions + item.versions,
+                                          unexplained=before.unexplained + item.unexplained)
+    return [dataclasses.replace(item, entry=_in_key_order(item.entry)) for item in merged.values()]
+
+
+def _in_key_order(entry: dict) -> dict:
+    return {key: entry[key] for key in ENTRY_KEYS if key in entry}
+
+
+def _written_afresh(kept: list[dict], added: list[Observed]) -> str:
+    """A new expectations file: the kept entries, then the added ones, each under its comment."""
+    document = CommentedMap(expectations=CommentedSeq())
+    document.yaml_set_start_comment(f"Known deviations; {OBSERVED_NOTE}.")
+    for entry in kept:
+        document["expectations"].append(_flow_lists(entry))
+    _append_observed(document["expectations"], added, indent=0, note=None)
+    return _dumped(document, sequence=2, offset=0)
+
+
+def _as_written(expectations: list[Expectation], kept: list[tuple[int, Expectation, bool]], added: list[Observed]) -> str | None:
+    """The run's own file (`--expect`) brought up to date in YAML's round-trip mode: the entries
+    kept as they were written, comments, flow style and key order and all; an entry the run
+    changed edited in place; the comments before and after an entry dropped kept, before whatever
+    follows it (they may head a group). None without such a file, or where it cannot be read so."""
     if not expectations:
         return None
     try:
         with open(expectations[0].file, encoding="utf-8", newline="") as stream:  # its own line ends
-            text = stream.read()
-    except (OSError, UnicodeDecodeError):
+            original = stream.read()
+        document = _round_trip().load(original.replace("\r\n", "\n"))
+        entries = document["expectations"]
+    except (OSError, UnicodeDecodeError, RuamelError, KeyError, TypeError):
         return None
-    items = [Item(index, None if entry is expectations[index] else entry.as_entry()) for index, entry, _ in kept]
-    items += [Item(None, entry) for entry in added]
-    return rewritten_list(text, "expectations", items, f"added by --write-expect: {OBSERVED_NOTE}")
+    if not isinstance(entries, CommentedSeq):
+        return None
+    column = _dash_column(entries)  # read before the first item may go
+    kept_at = {index: entry for index, entry, _ in kept}
+    for index in reversed(range(len(entries))):
+        if index not in kept_at:
+            _drop(entries, index, column)
+        elif kept_at[index] is not expectations[index]:
+            _edit(entries[index], kept_at[index].as_entry())
+    if not entries.fa.flow_style():
+        _append_observed(entries, added, column, f"added by --write-expect: {OBSERVED_NOTE}")
+    else:  # a flow list takes no comments between its items
+        entries.extend(_flow_lists(observed.entry) for observed in added)
+    text = _dumped(document, sequence=column + 2, offset=column)
+    return text.replace("\n", "\r\n") if "\r\n" in original else text
+
+
+def _round_trip() -> YAML:
+    reader = YAML()  # round-trip: comments, flow style, key order and quotes as written
+    reader.preserve_quotes = True
+    reader.width = 4096  # a long reason stays on one line, not folded where ruamel likes
+    return reader
+
+
+def _dumped(document, sequence: int, offset: int) -> str:
+    writer = _round_trip()
+    writer.indent(mapping=2, sequence=sequence, offset=offset)
+    stream = io.StringIO()
+    writer.dump(document, stream)
+    return stream.getvalue()
+
+
+def _dash_column(entries) -> int:
+    """Where the dash of the list's items stands, as the file wrote it (an item's own column less
+    the dash and its space)."""
+    try:
+        return max(entries.lc.item(0)[1] - 2, 0)
+    except (AttributeError, IndexError, KeyError, TypeError):
+        return 0
+
+
+def _drop(entries, index: int, column: int) -> None:
+    """Take out item `index`, moving the comments it carries (those before it, and those after
+    its last line, which ruamel keeps on its last key) before the item that follows it."""
+    carried = _comment_lines(_before(entries, index)) + _trailing_lines(entries[index])
+    del entries[index]
+    if carried and index < len(entries):
+        _set_before(entries, index, carried + _comment_lines(_before(entries, index)), column)
+
+
+def _before(entries, index: int) -> list:
+    slot = entries.ca.items.get(index)
+    return (slot[1] or []) if slot and len(slot) > 1 else []
+
+
+def _set_before(entries, index: int, lines: list[str], column: int) -> None:
+    slot = entries.ca.items.setdefault(index, [None, None, None, None])
+    slot[1] = [CommentToken(f"{line}\n", CommentMark(column)) for line in lines]
+
+
+def _comment_lines(tokens: list) -> list[str]:
+    return [line.strip() for token in tokens for line in token.value.splitlines() if line.strip().startswith("#")]
+
+
+def _trailing_lines(item) -> list[str]:
+    """The comment lines after a block mapping item's last line (not the comment at its end)."""
+    if not isinstance(item, CommentedMap) or item.fa.flow_style() or not item:
+        return []
+    last = list(item)[-1]
+    slot = item.ca.items.get(last)
+    token = slot[2] if slot and len(slot) > 2 else None
+    if token is None:
+        return []
+    lines = token.value.splitlines()
+    own_line = not token.value.startswith("\n") and token.column > item.lc.key(last)[1]
+    return [line.strip() for line in lines[1 if own_line else 0:] if line.strip().startswith("#")]
+
+
+def _edit(item, entry: dict) -> None:
+    """Item rewritten to `entry` in place: keys, comments and style it keeps stay as they were."""
+    for key in [key for key in item if key not in entry]:
+        del item[key]
+    for key, value in entry.items():
+        if item.get(key) != value:
+            item[key] = value
+
+
+def _append_observed(entries, added: list[Observed], indent: int, note: str | None) -> None:
+    for position, observed in enumerate(added):
+        entries.append(_flow_lists(observed.entry))
+        comment = observed.comment if position or note is None else f"{note}\n{observed.comment}"
+        entries.yaml_set_comment_before_after_key(len(entries) - 1, before=comment, indent=indent)
+
+
+def _flow_lists(entry: dict) -> CommentedMap:
+    """An entry as a block mapping whose lists are written in flow style, `versions: [10, 13]`."""
+    mapping = CommentedMap()
+    for key, value in entry.items():
+        if isinstance(value, list):
+            value = CommentedSeq(value)
+            value.fa.set_flow_style()
+        mapping[key] = value
+    return mapping
 
 
 def _kept_entries(results: list, by_case: dict[str, list], expectations: list[Expectation], stale: list[Expectation],
@@ -475,37 +780,6 @@ def _without_fixed_cases(entry: Expectation, deviates: set[str], by_case: dict[s
     if len(cases) == len(entry.case):
         return entry, 0
     return dataclasses.replace(entry, case=cases), len(entry.case) - len(cases)
-
-
-def _observed_entries(by_case: dict[str, list], runner_info: dict, options) -> list[dict]:
-    """An entry for each case that fails the run with no entry matching it, its reason observed.
-
-    An entry names a case; where the case failed in some input modes or optimization levels of
-    the run and passed in others, it names those too, so that the others are not xpass."""
-    failing = failing_outcomes(options)
-    runner = short_provider(runner_info.get("provider", "")) or runner_info.get("name")
-    entries = []
-    for case_results in by_case.values():
-        failed = [r for r in case_results if r.outcome in failing]
-        if failed:
-            first = failed[0]
-            common = {"op": first.example.op, "case": first.example.id, "runner": runner}
-            reason = {"reason": f"observed: {first.verdict.message[:200]}"}
-            entries += [common | scope | reason for scope in _variant_scopes(case_results, failed, runner_info)]
-    return entries
-
-
-def _variant_scopes(case_results: list, failed: list, runner_info: dict) -> list[dict]:
-    """The `modes:`/`optimizations:` keys of entries that together match exactly the failed
-    variants of one case: none when it failed in every variant the run had; one entry when
-    the failed ones are every pairing of their modes and levels; else an entry for each."""
-    ran = [variant_of(r, runner_info)[2:] for r in case_results]
-    bad = [variant_of(r, runner_info)[2:] for r in failed]
-    ran_modes, ran_levels = {m for m, _ in ran}, {lv for _, lv in ran}
-    modes, levels = {m for m, _ in bad}, {lv for _, lv in bad}
-    if {(m, lv) for m, lv in ran if m in modes and lv in levels} == set(bad):
-        return [_scope(modes, levels, ran_modes, ran_levels)]
-    return [_scope({mode}, {level}, ran_modes, ran_levels) for mode, level in bad]
 
 
 def _scope(modes: set, levels: set, ran_modes: set, ran_levels: set) -> dict:
