@@ -514,7 +514,9 @@ def judged(staged: Staged, run: RunOutput, runner: Runner, options: RunOptions, 
     verdict = compare.judge(staged.expected, run, strict_zero=options.strict_zero)
     verdict = _explained(verdict, staged.example, runner)
     seconds = staged.seconds + run_seconds + time.perf_counter() - started
-    return Result(staged.example, staged.expected, verdict, run.outputs, seconds, staged.replay, staged.extra)
+    # The runtime's whole message, where its verdict quotes only the line that says why (see RunOutput.detail).
+    extra = staged.extra if run.detail is None else {**staged.extra, "detail": run.detail}
+    return Result(staged.example, staged.expected, verdict, run.outputs, seconds, staged.replay, extra)
 
 
 def run_one(example: Example, runner: Runner, options: RunOptions, mode: str = "input") -> Result:

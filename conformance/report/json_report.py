@@ -2,6 +2,8 @@
 
 Arrays are written as {"dtype", "shape", "data"}; non-finite floats as the strings "nan", "inf",
 "-inf" so the file stays strict JSON. Large tensors are cut to their first values, and say so.
+A record whose message quotes one line of a runtime's longer error keeps the whole (bounded) text
+as `detail` (see runners.base.telling_line and RunOutput.detail; it comes with the result's extras).
 """
 
 from __future__ import annotations

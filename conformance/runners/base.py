@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import unittest
 from collections import OrderedDict
 from dataclasses import dataclass
@@ -29,10 +30,13 @@ class RunOutput:
     # The refusal says the runtime has no implementation for this op version or type (or cannot
     # be handed it): nothing about whether the input is valid, so it is no rejection of an invalid one.
     no_kernel: bool = False
+    # The runtime's whole message (bounded: see bounded_detail) where `error` is only its telling
+    # line; None where the message says it all.
+    detail: str | None = None
 
     @classmethod
-    def failed(cls, error: str) -> "RunOutput":
-        return cls(error=error)
+    def failed(cls, error: str, detail: str | None = None) -> "RunOutput":
+        return cls(error=error, detail=detail)
 
     @classmethod
     def crashed(cls, message: str) -> "RunOutput":
@@ -44,8 +48,8 @@ class RunOutput:
         return cls(error=message, fault="fail")
 
     @classmethod
-    def not_supported(cls, reason: str, no_kernel: bool = False) -> "RunOutput":
-        return cls(error=reason, unsupported=True, no_kernel=no_kernel)
+    def not_supported(cls, reason: str, no_kernel: bool = False, detail: str | None = None) -> "RunOutput":
+        return cls(error=reason, unsupported=True, no_kernel=no_kernel, detail=detail)
 
     @classmethod
     def timed_out(cls, seconds: float, last_words: str = "") -> "RunOutput":
@@ -120,8 +124,80 @@ def timeout_message(seconds: float) -> str:
 
 
 def first_line(error: BaseException) -> str:
-    text = read_safely(str, error).strip() or type(error).__name__
-    return printable(text.splitlines()[0][:500])
+    """The line of an exception's message that says why (see telling_line); its class name when it says nothing."""
+    return telling_line(read_safely(str, error)) or type(error).__name__
+
+
+# The words of a line that says why a runtime refused or failed, most telling first: a Rust error's
+# cause, a Rust panic, a C++ abort, an assertion, onnxruntime's status, any error line.
+TELLING_MARKERS = ("Caused by", "panicked at", "terminate called", "Assertion", "assertion",
+                   "Status Message:", "Error:", "error:")
+TELLING_LINE_LIMIT = 500
+# A line that only says where a message was raised from, as OpenVINO heads each layer of its
+# messages ("Exception from src/inference/src/cpp/core.cpp:105:"): the reason is further down.
+_WHERE_ONLY = re.compile(r"^(Exception from|Check '.*' failed at) \S+:\d+:?$")
+
+
+def telling_line(text: str) -> str:
+    """The one line of a runtime's message that says why, printable and at most TELLING_LINE_LIMIT
+    characters: the first line holding the most telling of TELLING_MARKERS, else the first line
+    that says more than where it was raised from, else the first non-empty one; '' for no text.
+    A chosen line that ends in a colon ("panicked at src/x.rs:3:5:", "Caused by:") is joined with
+    what it introduces: the next line, or a cause chain's last (root) cause."""
+    lines = [line.strip() for line in text.splitlines()]
+    lines = [line for line in lines if line]
+    if not lines:
+        return ""
+    index = _telling_index(lines)
+    line = lines[index]
+    if line.endswith(":") and index + 1 < len(lines):
+        line = f"{line} {_introduced(text, lines, index)}"
+    return printable(line[:TELLING_LINE_LIMIT])
+
+
+def _telling_index(lines: list[str]) -> int:
+    for marker in TELLING_MARKERS:
+        for index, line in enumerate(lines):
+            if marker in line:
+                return index
+    return next((index for index, line in enumerate(lines) if not _WHERE_ONLY.match(line)), 0)
+
+
+def _introduced(text: str, lines: list[str], index: int) -> str:
+    """What line `index` (ending in a colon) introduces: for "Caused by:", the last cause of the
+    numbered chain that follows it (anyhow writes the root cause last), else the next line."""
+    if lines[index].startswith("Caused by"):
+        chain = []
+        for line in lines[index + 1:]:
+            if not _CAUSE.match(line):
+                break
+            chain.append(line)
+        if chain:
+            return chain[-1]
+    return lines[index + 1]
+
+
+_CAUSE = re.compile(r"^\d+: ")
+DETAIL_LIMIT = 16 * 1024
+
+
+def bounded_detail(text: str, limit: int = DETAIL_LIMIT) -> str:
+    """A runtime's whole message, printable, at most about `limit` bytes (UTF-8): a longer one keeps
+    its head and its tail (where a panic or a cause chain ends) around a note of what was left out."""
+    text = printable(text.strip())
+    data = text.encode("utf-8", "replace")
+    if len(data) <= limit:
+        return text
+    half = limit // 2
+    left_out = len(data) - 2 * half
+    head = data[:half].decode("utf-8", "ignore")
+    tail = data[-half:].decode("utf-8", "ignore")
+    return f"{head}\n[... {left_out} bytes left out ...]\n{tail}"
+
+
+def detail_of(text: str, message: str) -> str | None:
+    """The bounded whole message `text` where it says more than its one-line `message`; else None."""
+    return bounded_detail(text) if text.strip() != message else None
 
 
 def read_safely(read: Callable[[Any], str], thing: Any) -> str:
@@ -148,13 +224,14 @@ def classified(error: BaseException, unsupported_markers: tuple[str, ...],
     the runtime ran out of memory, a crash of its case (in a worker, one the memory limit made)."""
     if isinstance(error, MemoryError):
         return RunOutput.crashed(f"the runtime ran out of memory: {first_line(error)}{memory_limit_note()}")
-    text = first_line(error)
     whole = read_safely(str, error)
+    text = telling_line(whole) or type(error).__name__
+    detail = detail_of(whole, text)
     if _says_not_implemented(error) or any(marker in whole for marker in no_kernel_markers):
-        return RunOutput.not_supported(text, no_kernel=True)
+        return RunOutput.not_supported(text, no_kernel=True, detail=detail)
     if any(marker in whole for marker in unsupported_markers):
-        return RunOutput.not_supported(text)
-    return RunOutput.failed(text)
+        return RunOutput.not_supported(text, detail=detail)
+    return RunOutput.failed(text, detail)
 
 
 def raised(error: BaseException, heard: int, unsupported_markers: tuple[str, ...] = (),
