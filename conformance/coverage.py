@@ -135,15 +135,11 @@ def _allowed(op: str, since_version: int, param: str) -> tuple[str, ...]:
 def _widest(schema: onnx.defs.OpSchema) -> tuple[str | None, tuple[str, ...]]:
     """The type parameter allowing the most tensor types, and those types; for a schema without
     type parameters, its first input's fixed tensor type."""
-    params = [(c.type_param_str, _tensor_types(c.allowed_type_strs)) for c in schema.type_constraints]
+    params = [(c.type_param_str, registry.tensor_types(c.allowed_type_strs)) for c in schema.type_constraints]
     if params:
         return max(params, key=lambda param: len(param[1]))  # max keeps the first of equals
     first = schema.inputs[0].type_str if schema.inputs else ""
-    return None, _tensor_types([first])
-
-
-def _tensor_types(type_strs: Iterable[str]) -> tuple[str, ...]:
-    return tuple(t[len("tensor("):-1] for t in type_strs if t.startswith("tensor(") and t.endswith(")"))
+    return None, registry.tensor_types([first])
 
 
 structural_reason = registry.refusal_of  # one answer to "why can conform not build it", the registry's

@@ -165,6 +165,12 @@ def _is_tensor(type_str: str) -> bool:
     return type_str.startswith("tensor(")
 
 
+def tensor_types(type_strs) -> tuple[str, ...]:
+    """The dtype names of the tensor types among `type_strs` (`tensor(uint8)` -> `uint8`), in their
+    order; a sequence or optional type is left out."""
+    return tuple(_type_name(t) for t in type_strs if _is_tensor(t))
+
+
 # Attribute types whose values conform can write: numbers, strings, their lists, tensors.
 _WRITABLE_ATTRIBUTES = {AttributeProto.FLOAT, AttributeProto.INT, AttributeProto.STRING, AttributeProto.TENSOR,
                         AttributeProto.FLOATS, AttributeProto.INTS, AttributeProto.STRINGS}
@@ -225,7 +231,7 @@ def _from_schema(schema: onnx.defs.OpSchema) -> OpVersion:
         # Only tensor types: a sequence or optional type an op also takes is left out, and a
         # parameter with no tensor type at all refuses the version (`refusal`).
         type_constraints=tuple(
-            (c.type_param_str, tuple(_type_name(t) for t in c.allowed_type_strs if _is_tensor(t)))
+            (c.type_param_str, tensor_types(c.allowed_type_strs))
             for c in schema.type_constraints
         ),
         outputs=tuple(FormalOutput(o.name, o.type_str, o.option == option.Optional) for o in schema.outputs),

@@ -31,7 +31,7 @@ def drawn_within(domains: Domains, quarters: Callable[[np.random.Generator, int]
     def draw(choices, dt: DType, dims: tuple[int, ...], position: int) -> np.ndarray | None:
         # Imported here: the strategies import the reference package, which imports this module.
         from ..strategies.common import array, one_in
-        from ..strategies.elementwise import _in_domain
+        from ..strategies.elementwise import in_domain
 
         if dt.kind != "float" or dt.name not in domains or one_in(choices, 2):
             return None
@@ -40,7 +40,7 @@ def drawn_within(domains: Domains, quarters: Callable[[np.random.Generator, int]
             rng = np.random.default_rng(choices.integer(0, 2**32 - 1))
             return np.where(rng.random(values.size) < 0.25, values.reshape(-1),
                             quarters(rng, values.size).astype(values.dtype)).reshape(values.shape).astype(values.dtype)
-        return _in_domain(choices, domains[dt.name], dt, values) if values.size else values
+        return in_domain(choices, domains[dt.name], dt, values) if values.size else values
 
     return draw
 

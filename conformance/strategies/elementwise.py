@@ -120,11 +120,11 @@ def _values(choices: Choices, op: Elementwise, dt: DType, dims: tuple[int, ...],
             return drawn
     values = array(choices, dt, dims)
     if op.domain is not None and dt.kind == "float" and values.size and one_in(choices, 2):
-        values = _in_domain(choices, op.domain, dt, values)
+        values = in_domain(choices, op.domain, dt, values)
     return values
 
 
-def _in_domain(choices: Choices, domain: tuple[float, float], dt: DType, values: np.ndarray) -> np.ndarray:
+def in_domain(choices: Choices, domain: tuple[float, float], dt: DType, values: np.ndarray) -> np.ndarray:
     """`values` with about three quarters of its elements moved inside `domain` (its ends included)."""
     low, high = domain
     rng = np.random.default_rng(choices.integer(0, 2**32 - 1))
