@@ -110,11 +110,6 @@ class OpVersion:
         # Versions key many per-case caches; the generated hash would walk every schema field each time.
         return hash((self.op, self.since_version))
 
-    @cached_property
-    def input_names(self) -> tuple[str, ...]:
-        """The formal inputs' names, in the schema's order."""
-        return tuple(i.name for i in self.inputs)
-
     def input(self, name: str) -> FormalInput | None:
         """The formal input `name` is, or is a value of (a variadic input's `data_1`)."""
         found = self._by_name[0].get(name)
