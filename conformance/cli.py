@@ -195,7 +195,7 @@ def run_command(
     dtypes: List[str] = DTYPES,
     provider: str = typer.Option("cpu", "--provider", metavar="[cpu|cuda|dml]", help="onnxruntime execution provider (or its name: CUDAExecutionProvider)."),
     backend: Optional[str] = typer.Option(None, "--backend", help="An onnx.backend-style MODULE[:ATTRIBUTE] to test instead."),
-    runner: str = typer.Option("onnxruntime", "--runner", metavar="[onnxruntime|reference]", help="The runtime: onnxruntime, or onnx.reference."),
+    runner: str = typer.Option("onnxruntime", "--runner", metavar="[onnxruntime|reference|openvino|tract]", help="The runtime: onnxruntime, onnx.reference, or OpenVINO or tract (extras: pip install \"conform[openvino]\")."),
     report_json: Optional[Path] = REPORT_JSON,
     case: List[str] = CASE,
     cases: List[Path] = CASES,
@@ -755,12 +755,12 @@ def _print_unreadable(unreadable: list) -> None:
              epilog=_exit_codes("the two runners agree on every case", "they disagree on at least one"))
 def diff_command(
     ops: List[str] = typer.Option([], "--op", help="Operator name, e.g. Slice; repeatable, the cases of each op in turn."),
-    against: str = typer.Option(..., "--against", help="cpu|cuda|dml, onnxruntime, reference, or an onnx.backend module."),
+    against: str = typer.Option(..., "--against", help="cpu|cuda|dml, onnxruntime, reference, openvino, tract, or an onnx.backend module."),
     opset: Optional[int] = OPSET,
     dtypes: List[str] = DTYPES,
     provider: str = typer.Option("cpu", "--provider", metavar="[cpu|cuda|dml]", help="The first runner's onnxruntime provider."),
     backend: Optional[str] = typer.Option(None, "--backend", help="The first runner as an onnx.backend module."),
-    runner: str = typer.Option("onnxruntime", "--runner", metavar="[onnxruntime|reference]", help="The first runner."),
+    runner: str = typer.Option("onnxruntime", "--runner", metavar="[onnxruntime|reference|openvino|tract]", help="The first runner."),
     optimizations: str = typer.Option("on", "--optimizations", metavar="[on|off]", help="The first runner's onnxruntime graph optimizations (the second's are on)."),
     case: List[str] = CASE,
     cases: List[Path] = CASES,

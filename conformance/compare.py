@@ -290,6 +290,8 @@ def _judge_invalid(expected: Expected, run: RunOutput) -> Verdict:
     rule = f"{expected.invalid.rule}: {expected.invalid.sentence}"
     if run.no_kernel:  # a runtime without the kernel rejects valid and invalid inputs alike
         return Verdict(UNSUPPORTED, f"not judged: the runtime has no kernel for it ({run.error}); the input is invalid: {rule}")
+    if run.unsupported and not run.invalid:  # "dynamic rank not supported" says nothing of the input's validity
+        return Verdict(UNSUPPORTED, f"not judged: the runtime does not support it ({run.error}); the input is invalid: {rule}")
     if run.error is not None:
         return Verdict(PASS, f"rejected invalid input ({expected.invalid.rule})")
     return Verdict(LENIENT, f"accepted invalid input: {rule}")

@@ -25,11 +25,11 @@ from .runners import RUNNER_NAMES, Runner, RunnerSpec, runner_of
 from .runners.onnxruntime import short_provider
 
 
-PROVIDERS_AND_RUNNERS = "a provider (cpu, cuda, dml)", "a runner (onnxruntime, reference)"
+PROVIDERS_AND_RUNNERS = "a provider (cpu, cuda, dml)", f"a runner ({', '.join(RUNNER_NAMES)})"
 
 
 def spec_from_name(name: str) -> RunnerSpec:
-    """`cpu`/`cuda`/`dml` (onnxruntime providers), `onnxruntime`, `reference`, or an onnx.backend
+    """`cpu`/`cuda`/`dml` (onnxruntime providers), a runner's name (`reference`, `openvino`), or an onnx.backend
     module (`backend:NAME` where the name would be read as one of the others)."""
     if short_provider(name) is not None:
         return RunnerSpec("onnxruntime", name)

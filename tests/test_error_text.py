@@ -7,7 +7,7 @@ import pickle
 
 import pytest
 
-from conformance.runners.base import RunOutput, bounded_detail, classified, first_line, telling_line
+from conformance.runners.base import RunOutput, Vocabulary, bounded_detail, classified, first_line, telling_line
 from conformance.runners.wire import pack_output, unpack_output
 from conftest import CRASHING, PASSING
 
@@ -51,11 +51,11 @@ def test_an_exception_saying_nothing_is_named_by_its_class():
 
 
 def test_a_refusal_keeps_its_whole_message_where_the_line_says_less():
-    refused = classified(RuntimeError(RUST_PANIC), ())
+    refused = classified(RuntimeError(RUST_PANIC))
     assert refused.error == "thread 'main' panicked at src/ops/array/slice.rs:61:19: attempt to divide by zero"
     assert refused.detail == RUST_PANIC
-    assert classified(RuntimeError("one line only"), ()).detail is None
-    unsupported = classified(RuntimeError(OPENVINO), ("typable only",))
+    assert classified(RuntimeError("one line only")).detail is None
+    unsupported = classified(RuntimeError(OPENVINO), Vocabulary(unsupported=("typable only",)))
     assert unsupported.unsupported and unsupported.detail == OPENVINO.strip()
 
 
@@ -108,3 +108,30 @@ def test_a_cli_run_reports_the_telling_line_and_keeps_the_whole_text(conform, tm
                                  "attempt to divide by zero")
     assert failed["detail"] == RUST_PANIC
     assert records[PASSING]["outcome"] == "pass" and "detail" not in records[PASSING]
+
+
+def test_a_vocabulary_tells_unsupported_from_invalid_and_judges_invalid_cases_by_it():
+    from conformance.compare import PASS, UNSUPPORTED, judge
+    from conformance.reference.base import Expected, Invalid
+
+    vocabulary = Vocabulary(no_kernel=(r"Unsupported data type \w+",), unsupported=("dynamic rank",),
+                            invalid=("INVALID_GRAPH",))
+    no_kernel = classified(RuntimeError("Unsupported data type COMPLEX64"), vocabulary)
+    dynamic = classified(RuntimeError("Exception from core.cpp:105:\nShapeOf: dynamic rank is not supported"), vocabulary)
+    both = classified(RuntimeError("[ONNXRuntimeError] INVALID_GRAPH: dynamic rank"), vocabulary)
+    other = classified(RuntimeError("bad axis 7"), vocabulary)
+    assert (no_kernel.no_kernel, no_kernel.unsupported) == (True, True)
+    assert (dynamic.unsupported, dynamic.invalid, dynamic.error) == (True, False, "ShapeOf: dynamic rank is not supported")
+    assert (both.unsupported, both.invalid) == (True, True)
+    assert (other.unsupported, other.invalid) == (False, False)
+    invalid = Expected(invalid=Invalid("axes in range", "Accepted range is [-r, r-1]"))
+    outcomes = [judge(invalid, refusal).outcome for refusal in (no_kernel, dynamic, both, other)]
+    assert outcomes == [UNSUPPORTED, UNSUPPORTED, PASS, PASS], "only a refusal that may say why the input is invalid passes"
+    assert unpack_output(pickle.loads(pickle.dumps(pack_output(both)))).invalid
+
+
+def test_a_vocabulary_of_phrases_escapes_them_and_two_join():
+    phrases = Vocabulary.literal(unsupported=("a (b).",))
+    assert phrases.says("unsupported", "x a (b). y") and not phrases.says("unsupported", "a b!")
+    joined = phrases | Vocabulary(invalid=("bad",))
+    assert joined.says("invalid", "so bad") and joined.says("unsupported", "a (b).")

@@ -2,12 +2,22 @@
 
 from __future__ import annotations
 
+import importlib
 from dataclasses import dataclass
 
 from ..errors import UsageError
 from .base import Runner, RunOutput
 
-RUNNER_NAMES = ("onnxruntime", "reference")
+# Each runner by its --runner name: the module under runners/ and the class in it. openvino and
+# tract are optional extras (`pip install "conform[openvino]"`): their modules import the runtime
+# only when made, and say what to install when it is missing.
+RUNNERS = {
+    "onnxruntime": ("onnxruntime", "OnnxRuntimeRunner"),
+    "reference": ("onnx_reference", "OnnxReferenceRunner"),
+    "openvino": ("openvino", "OpenVinoRunner"),
+    "tract": ("tract", "TractRunner"),
+}
+RUNNER_NAMES = tuple(RUNNERS)
 OPTIMIZATIONS = ("on", "off")
 DEFAULT_TIMEOUT = 10.0  # seconds a case may take in a runtime before it is a timeout
 # What a timeout may be set to: a day is no limit in practice, and the system's clocks overflow on `inf`.
@@ -48,9 +58,8 @@ class RunnerSpec:
             from .onnxruntime import OnnxRuntimeRunner
 
             return OnnxRuntimeRunner(self.provider, self.optimizations)
-        from .onnx_reference import OnnxReferenceRunner
-
-        return OnnxReferenceRunner()
+        module, name = RUNNERS[self.runner]
+        return getattr(importlib.import_module(f"{__name__}.{module}"), name)()
 
 
 def make_runner(runner: str = "onnxruntime", provider: str = "cpu", backend: str | None = None,

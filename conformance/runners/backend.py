@@ -67,4 +67,4 @@ class BackendRunner:
 
 def _refused(error: Exception) -> RunOutput:
     """A backend's refusal: it has no vocabulary of its own that conform knows (see classified)."""
-    return classified(error, ())
+    return classified(error)

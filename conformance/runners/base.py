@@ -33,6 +33,9 @@ class RunOutput:
     # The runtime's whole message (bounded: see bounded_detail) where `error` is only its telling
     # line; None where the message says it all.
     detail: str | None = None
+    # The refusal says the input or model is invalid, in the runtime's own words (its Vocabulary's
+    # `invalid` patterns): an invalid case's rejection that is certainly one, whatever else it says.
+    invalid: bool = False
 
     @classmethod
     def failed(cls, error: str, detail: str | None = None) -> "RunOutput":
@@ -48,8 +51,9 @@ class RunOutput:
         return cls(error=message, fault="fail")
 
     @classmethod
-    def not_supported(cls, reason: str, no_kernel: bool = False, detail: str | None = None) -> "RunOutput":
-        return cls(error=reason, unsupported=True, no_kernel=no_kernel, detail=detail)
+    def not_supported(cls, reason: str, no_kernel: bool = False, detail: str | None = None,
+                      invalid: bool = False) -> "RunOutput":
+        return cls(error=reason, unsupported=True, no_kernel=no_kernel, detail=detail, invalid=invalid)
 
     @classmethod
     def timed_out(cls, seconds: float, last_words: str = "") -> "RunOutput":
@@ -212,30 +216,78 @@ def read_safely(read: Callable[[Any], str], thing: Any) -> str:
         return f"{type(thing).__name__} (reading it raised {type(failure).__name__})"
 
 
-def classified(error: BaseException, unsupported_markers: tuple[str, ...],
-               no_kernel_markers: tuple[str, ...] = ()) -> RunOutput:
-    """A runtime's refusal as a result: `unsupported` when it says it does not implement the op,
-    version or type, in a way runtimes share whatever their vocabulary (NotImplementedError;
+@dataclass(frozen=True)
+class Vocabulary:
+    """How one runtime says why it refused a model or a run: regular expressions searched in its
+    whole message, one tuple per kind of refusal.
+
+    - `no_kernel`: it has no implementation of the op version or type (or cannot be handed it):
+      nothing about the input, so neither a valid nor an invalid case is judged (`unsupported`).
+    - `unsupported`: it does not support what the case asks (a dynamic rank, a non-constant
+      input): `unsupported` for a valid case, and not a rejection of an invalid one either.
+    - `invalid`: it says the input or model is invalid: for an invalid case a rejection that
+      passes even where an `unsupported` pattern matches too (onnxruntime's INVALID_GRAPH is both
+      a refusal of what its own schemas lag behind and a rejection of what the text forbids).
+    Any other refusal is an error: a valid case's `fail`, an invalid case's rejection."""
+
+    no_kernel: tuple[str, ...] = ()
+    unsupported: tuple[str, ...] = ()
+    invalid: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        for kind in ("no_kernel", "unsupported", "invalid"):
+            patterns = tuple(getattr(self, kind))
+            object.__setattr__(self, kind, patterns)
+            object.__setattr__(self, f"_{kind}", _compiled(patterns))
+
+    @classmethod
+    def literal(cls, no_kernel: tuple[str, ...] = (), unsupported: tuple[str, ...] = (),
+                invalid: tuple[str, ...] = ()) -> "Vocabulary":
+        """A vocabulary of plain phrases rather than regular expressions."""
+        escape = lambda phrases: tuple(re.escape(phrase) for phrase in phrases)
+        return cls(escape(no_kernel), escape(unsupported), escape(invalid))
+
+    def __or__(self, other: "Vocabulary") -> "Vocabulary":
+        """Both vocabularies' patterns (a runner's own and those given on the command line)."""
+        return Vocabulary(self.no_kernel + other.no_kernel, self.unsupported + other.unsupported,
+                          self.invalid + other.invalid)
+
+    def says(self, kind: str, text: str) -> bool:
+        """Whether `text` holds one of the `kind` patterns."""
+        return getattr(self, f"_{kind}").search(text) is not None
+
+
+def _compiled(patterns: tuple[str, ...]) -> "re.Pattern[str]":
+    """One pattern searching for any of `patterns`; one that never matches for none."""
+    return re.compile("|".join(f"(?:{pattern})" for pattern in patterns) if patterns else r"(?!)")
+
+
+NO_VOCABULARY = Vocabulary()
+
+
+def classified(error: BaseException, vocabulary: Vocabulary = NO_VOCABULARY) -> RunOutput:
+    """A runtime's refusal as a result, in the kinds `Vocabulary` names. It has no kernel when it
+    says so in a way runtimes share whatever their vocabulary (NotImplementedError;
     unittest.SkipTest, which onnx's backend test runner takes as "not supposed to implement it",
     BackendIsNotSupposedToImplementIt; an exception class named NotImplemented, as onnxruntime
     raises for an op version or type it has no kernel for, also through its onnx.backend) or in
-    its own (a message with one of the markers); else an error. The shared ways and
-    `no_kernel_markers` say it has no kernel (`no_kernel`). A MemoryError refuses nothing:
-    the runtime ran out of memory, a crash of its case (in a worker, one the memory limit made)."""
+    its own words; it is unsupported or says the input is invalid in its own words; else it is an
+    error. A MemoryError refuses nothing: the runtime ran out of memory, a crash of its case (in
+    a worker, one the memory limit made)."""
     if isinstance(error, MemoryError):
         return RunOutput.crashed(f"the runtime ran out of memory: {first_line(error)}{memory_limit_note()}")
     whole = read_safely(str, error)
     text = telling_line(whole) or type(error).__name__
     detail = detail_of(whole, text)
-    if _says_not_implemented(error) or any(marker in whole for marker in no_kernel_markers):
-        return RunOutput.not_supported(text, no_kernel=True, detail=detail)
-    if any(marker in whole for marker in unsupported_markers):
-        return RunOutput.not_supported(text, detail=detail)
-    return RunOutput.failed(text, detail)
+    invalid = vocabulary.says("invalid", whole)
+    if _says_not_implemented(error) or vocabulary.says("no_kernel", whole):
+        return RunOutput.not_supported(text, no_kernel=True, detail=detail, invalid=invalid)
+    if vocabulary.says("unsupported", whole):
+        return RunOutput.not_supported(text, detail=detail, invalid=invalid)
+    return RunOutput(error=text, detail=detail, invalid=invalid)
 
 
-def raised(error: BaseException, heard: int, unsupported_markers: tuple[str, ...] = (),
-           no_kernel_markers: tuple[str, ...] = ()) -> RunOutput:
+def raised(error: BaseException, heard: int, vocabulary: Vocabulary = NO_VOCABULARY) -> RunOutput:
     """What anything a runtime raised makes of its case. An exception that is no Exception
     (SystemExit, KeyboardInterrupt, GeneratorExit...) would end the process that runs the runtime,
     this one with `--no-isolation`: a crash of the case, and the run goes on. When conform itself
@@ -243,7 +295,7 @@ def raised(error: BaseException, heard: int, unsupported_markers: tuple[str, ...
     runtime made of it, KeyboardInterrupt is raised again. Anything else is `classified`."""
     interrupted_since(heard)
     if isinstance(error, Exception):
-        return classified(error, unsupported_markers, no_kernel_markers)
+        return classified(error, vocabulary)
     return RunOutput.crashed(f"the runtime raised {shown(error)}, which would end the process running it")
 
 

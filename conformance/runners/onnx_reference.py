@@ -6,10 +6,10 @@ import numpy as np
 import onnx
 
 from ..model import BuiltModel
-from .base import RunOutput, SessionCache, checked_outputs, classified
+from .base import RunOutput, SessionCache, Vocabulary, checked_outputs, classified
 
 # What ReferenceEvaluator says when it has no implementation of an op version.
-UNSUPPORTED_MARKERS = ("No implementation for operator",)
+VOCABULARY = Vocabulary.literal(no_kernel=("No implementation for operator",))
 
 
 class OnnxReferenceRunner:
@@ -21,7 +21,7 @@ class OnnxReferenceRunner:
         from onnx.reference import ReferenceEvaluator
 
         self._evaluator = ReferenceEvaluator
-        self._sessions = SessionCache(lambda built: ReferenceEvaluator(built.model), lambda error: classified(error, (), UNSUPPORTED_MARKERS))
+        self._sessions = SessionCache(lambda built: ReferenceEvaluator(built.model), lambda error: classified(error, VOCABULARY))
 
     def describe(self) -> dict:
         return {"name": "onnx.reference", "version": onnx.__version__}
@@ -39,5 +39,5 @@ class OnnxReferenceRunner:
             with np.errstate(all="ignore"):
                 outputs = evaluator.run(None, dict(built.feeds))
         except Exception as error:  # any refusal by the runtime is a result
-            return classified(error, (), UNSUPPORTED_MARKERS)
+            return classified(error, VOCABULARY)
         return checked_outputs(outputs, len(built.model.graph.output), "onnx.reference")

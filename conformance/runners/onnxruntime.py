@@ -16,7 +16,7 @@ from onnx import numpy_helper
 from ..dtypes import canonical_name, dtype, from_elem_type, from_numpy
 from ..errors import UnavailableError, UsageError
 from ..model import BuiltModel
-from .base import RunOutput, SessionCache, classified
+from .base import RunOutput, SessionCache, Vocabulary, classified
 from .fallback import fallback_message, next_profile_prefix, providers_that_ran, read_and_remove
 
 PROVIDERS = {"cpu": "CPUExecutionProvider", "cuda": "CUDAExecutionProvider", "dml": "DmlExecutionProvider"}
@@ -45,6 +45,9 @@ UNSUPPORTED_MARKERS = (
     "INVALID_GRAPH",
     "Unsupported value attribute datatype",
 )
+# What says the graph or the input is invalid: INVALID_GRAPH is both (see Vocabulary).
+INVALID_MARKERS = ("INVALID_GRAPH", "INVALID_ARGUMENT")
+VOCABULARY = Vocabulary.literal(NO_KERNEL_MARKERS, UNSUPPORTED_MARKERS, INVALID_MARKERS)
 UNREGISTERED_TYPE = re.compile(r"MLDataType for: (tensor\([a-z0-9]+\)) is not currently registered")
 
 
@@ -192,7 +195,7 @@ def _all_numpy_native(elem_types: frozenset[int]) -> bool:
 
 
 def _classified(error: Exception) -> RunOutput:
-    return classified(error, UNSUPPORTED_MARKERS, NO_KERNEL_MARKERS)
+    return classified(error, VOCABULARY)
 
 
 def _to_numpy(value) -> np.ndarray:

@@ -65,12 +65,12 @@ def unpack_case(request: tuple) -> tuple[bytes, dict[str, np.ndarray], frozenset
 
 def pack_output(output: RunOutput) -> tuple:
     return (tuple(pack_array(a) for a in output.outputs), output.error, output.unsupported, output.fault, output.no_kernel,
-            output.detail)
+            output.detail, output.invalid)
 
 
 def unpack_output(packed: tuple) -> RunOutput:
-    outputs, error, unsupported, fault, no_kernel, detail = packed
-    return RunOutput(tuple(unpack_array(p) for p in outputs), error, unsupported, fault, no_kernel, detail)
+    outputs, error, unsupported, fault, no_kernel, detail, invalid = packed
+    return RunOutput(tuple(unpack_array(p) for p in outputs), error, unsupported, fault, no_kernel, detail, invalid)
 
 
 _LENGTH = struct.Struct("<Q")
