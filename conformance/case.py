@@ -166,7 +166,8 @@ def type_bindings(
         if param == dtype_param:
             choices.append(dtypes if dtypes is not None else version.allowed(param))
         else:
-            choices.append(types.get(param, version.allowed(param)))
+            given = types.get(param)  # None (`T2:` left empty) means every allowed dtype, as for `dtypes`
+            choices.append(given if given is not None else version.allowed(param))
     return [dict(zip(params, combo)) for combo in itertools.product(*choices)]
 
 

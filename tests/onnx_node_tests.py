@@ -37,8 +37,21 @@ def export(out: Path, ops: tuple[str, ...] | None = None) -> list[Path]:
             data = folder / f"test_data_set_{k}"
             data.mkdir(exist_ok=True)
             for i, array in enumerate(inputs):
-                (data / f"input_{i}.pb").write_bytes(numpy_helper.from_array(array, case.model.graph.input[i].name).SerializeToString())
+                (data / f"input_{i}.pb").write_bytes(_tensor(array, case.model.graph.input[i].name).SerializeToString())
             for j, array in enumerate(outputs):
-                (data / f"output_{j}.pb").write_bytes(numpy_helper.from_array(array, case.model.graph.output[j].name).SerializeToString())
+                (data / f"output_{j}.pb").write_bytes(_tensor(array, case.model.graph.output[j].name).SerializeToString())
         written.append(folder)
     return written
+
+
+def _tensor(array, name: str):
+    """A test's value as a TensorProto: onnx gives the types numpy lacks (Cast's float8, int4...)
+    as TensorProtos already."""
+    from onnx import TensorProto
+
+    if isinstance(array, TensorProto):
+        tensor = TensorProto()
+        tensor.CopyFrom(array)
+        tensor.name = name
+        return tensor
+    return numpy_helper.from_array(array, name)

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Callable
 from ..case import HYPOTHESIS_NAME, Example, case_id, stable_seed, type_bindings
 from ..reference import for_op
 from ..registry import OpVersion
-from . import clip, constant_of_shape, slice
+from . import cast, clip, constant_of_shape, slice
 from .common import CASE_BYTES, Choices
 
 if TYPE_CHECKING:
@@ -39,6 +39,7 @@ STRATEGIES: dict[str, Callable[..., Example]] = {
     "Clip": clip.example,
     "ConstantOfShape": constant_of_shape.example,
     "Slice": slice.example,
+    **cast.STRATEGIES,
 }
 DEFAULT_EXAMPLES = 20
 BATCH = 10
