@@ -1,0 +1,141 @@
+"""The OpenVINO runner on real runs: its dtype plumbing, its refusal vocabulary, a known deviation."""
+
+from __future__ import annotations
+
+import builtins
+
+import numpy as np
+import pytest
+
+pytest.importorskip("openvino", reason="openvino is not installed (pip install \"conform[openvino]\")")
+
+from conformance.errors import UnavailableError  # noqa: E402
+from conformance.execute import RunOptions, run_examples, select_examples, stage  # noqa: E402
+from conformance.runners import make_runner  # noqa: E402
+from conformance.runners.openvino import VOCABULARY  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def openvino():
+    """One in-process runner for the module: its compiled models are shared by the tests."""
+    return make_runner("openvino")
+
+
+def results(runner, op: str, opset: int, *case_ids: str, dtypes: tuple[str, ...] = (), mode: str = "input"):
+    """The case-file cases `case_ids` of one op version (every one when none), run and judged, by id."""
+    options = RunOptions(op=op, opset=opset, dtypes=dtypes, case_ids=case_ids, use_hypothesis=False, modes=(mode,))
+    examples = select_examples(options)
+    return {r.example.id: r for r in run_examples(examples, runner, options)}
+
+
+def test_describe_names_the_device_and_the_precision_it_compiles_in(openvino):
+    import openvino as ov
+
+    assert openvino.describe() == {"name": "openvino", "version": ov.__version__, "device": "CPU",
+                                   "inference_precision": "f32"}
+    assert openvino.replay_options() == ["--runner", "openvino"]
+
+
+def test_a_case_it_computes_right_passes(openvino):
+    found = results(openvino, "Slice", 13, "Slice-13/spec_example_1/float/int64")
+    result = found["Slice-13/spec_example_1/float/int64"]
+    assert result.outcome == "pass", result.verdict.message
+    np.testing.assert_array_equal(result.actual[0], np.array([[5, 7]], np.float32))
+
+
+def test_int64_kept_to_its_low_32_bits_is_a_fail_with_the_values_it_gave(openvino):
+    # Clip-13 int64 [-2147483649, ...] in [-1, 10]: OpenVINO clips the low 32 bits (2147483647) to 10.
+    result = results(openvino, "Clip", 13, "Clip-13/int64_below_int32_min/int64")["Clip-13/int64_below_int32_min/int64"]
+    assert result.outcome == "fail"
+    assert result.actual[0].dtype == np.int64
+    assert "expected -1, got 10" in result.verdict.message
+
+
+@pytest.mark.parametrize("op, opset, dtype", [("Slice", 13, "complex64"), ("ConstantOfShape", 21, "float8e4m3fnuz")])
+def test_a_dtype_its_python_api_cannot_carry_is_unsupported_without_asking_it(openvino, op, opset, dtype):
+    found = results(openvino, op, opset, dtypes=(dtype,))
+    assert found and {r.outcome for r in found.values()} == {"unsupported"}
+    assert all(r.verdict.message.endswith(f"openvino's Python API cannot carry {dtype}") for r in found.values())
+
+
+def test_bfloat16_and_4_bit_values_go_in_and_come_back_exact(openvino):
+    bf16 = results(openvino, "Slice", 13, "Slice-13/omitted_steps/bfloat16/int64")["Slice-13/omitted_steps/bfloat16/int64"]
+    assert bf16.outcome == "pass" and bf16.actual[0].dtype.name == "bfloat16"
+    # ConstantOfShape-21 int4 [2, 3]: six int4 elements come back, one a value as ml_dtypes holds
+    # them (not three bytes of packed pairs), whatever their values.
+    int4 = results(openvino, "ConstantOfShape", 21, "ConstantOfShape-21/rank2/int4", mode="initializer")
+    actual = int4["ConstantOfShape-21/rank2/int4"].actual[0]
+    assert (actual.dtype.name, actual.shape) == ("int4", (2, 3))
+
+
+def test_a_rank_0_output_stays_rank_0(openvino):
+    found = results(openvino, "ConstantOfShape", 9, "ConstantOfShape-9/empty_shape_gives_scalar/float", mode="initializer")
+    result = found["ConstantOfShape-9/empty_shape_gives_scalar/float"]
+    assert result.outcome == "pass", result.verdict.message
+    assert result.actual[0].shape == ()
+
+
+def test_strings_are_carried_and_run():
+    # In a worker process: OpenVINO corrupts its heap on a second string run (see the runner).
+    isolated = make_runner("openvino", isolate=True)
+    found = results(isolated, "Slice", 13, "Slice-13/omitted_steps/string/int64")
+    result = found["Slice-13/omitted_steps/string/int64"]
+    assert result.outcome == "pass", result.verdict.message
+    assert result.actual[0].dtype == object and all(isinstance(v, str) for v in result.actual[0].flat)
+
+
+def refusal(runner, op: str, opset: int, case_id: str, mode: str = "input"):
+    """What the runner answers for one case-file case, as a RunOutput."""
+    options = RunOptions(op=op, opset=opset, case_ids=(case_id,), use_hypothesis=False, modes=(mode,))
+    staged = stage(select_examples(options)[0], runner, options, mode)
+    return runner.run(staged.built)
+
+
+@pytest.mark.parametrize("op, opset, case_id, mode, kind, outcome", [
+    # "Unsupported data type UINT2 expected: ...": its ONNX frontend reads no uint2.
+    ("ConstantOfShape", 25, "ConstantOfShape-25/rank2/uint2", "initializer", "no_kernel", "unsupported"),
+    # "CPU plug-in doesn't support Broadcast operation with dynamic rank": the shape fed at run time.
+    ("ConstantOfShape", 21, "ConstantOfShape-21/rank2/float", "input", "unsupported", "unsupported"),
+    # "Check 'is_axis_valid(axis, r)' failed": an axis out of range, rejected as the text asks.
+    ("Slice", 10, "Slice-10/axis_above_range/float/int32", "input", "invalid", "pass"),
+])
+def test_a_real_refusal_of_each_kind_is_classified_so(openvino, op, opset, case_id, mode, kind, outcome):
+    answer = refusal(openvino, op, opset, case_id, mode)
+    assert answer.error and not answer.outputs
+    kinds = {"no_kernel": answer.no_kernel, "unsupported": answer.unsupported and not answer.no_kernel,
+             "invalid": answer.invalid and not answer.unsupported}
+    assert [name for name, said in kinds.items() if said] == [kind], answer
+    found = results(openvino, op, opset, case_id, mode=mode)
+    assert found[case_id].outcome == outcome, found[case_id].verdict.message
+
+
+@pytest.mark.parametrize("message, kind", [
+    ("Exception from src/inference/src/cpp/core.cpp:105:\nFrontEnd API failed with OpConversionFailure:\n"
+     "Model wasn't fully converted.\nSummary:\n-- No conversion rule found for operations: FooBar-13", "no_kernel"),
+    ("Exception from src/plugins/intel_cpu/src/node.cpp:823:\nunsupported src_prc: string", "no_kernel"),
+])
+def test_its_refusals_for_what_no_covered_case_provokes_are_sorted_too(message, kind):
+    assert VOCABULARY.says(kind, message)
+    assert [other for other in ("no_kernel", "unsupported", "invalid") if other != kind and VOCABULARY.says(other, message)] == []
+
+
+def test_a_valid_input_it_mishandles_is_no_refusal_of_any_kind():
+    # Clip-6 with a NaN min: its frontend checks min <= max; the text allows a NaN bound.
+    message = ("Exception from src/inference/src/cpp/core.cpp:105:\nFrontEnd API failed with OpConversionFailure:\n"
+               "While validating ONNX node '<Node(Clip): y>': Check 'm_min <= m_max' failed at src/core/src/op/clamp.cpp:119:\n"
+               "Attribute 'min' must be less or equal than 'max'. Got: nan and 1")
+    assert [kind for kind in ("no_kernel", "unsupported", "invalid") if VOCABULARY.says(kind, message)] == []
+
+
+def test_without_openvino_it_says_what_to_install(monkeypatch):
+    real_import = builtins.__import__
+
+    def no_openvino(name, *args, **kwargs):
+        if name == "openvino" or name.startswith("openvino."):
+            raise ImportError("No module named 'openvino'")
+        return real_import(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", no_openvino)
+    with pytest.raises(UnavailableError, match=r"runner 'openvino' not available: openvino is not installed; "
+                                               r"to install it: pip install \"conform\[openvino\]\""):
+        make_runner("openvino")
