@@ -23,7 +23,7 @@ from rich.text import Text
 from . import casefile, registry, runtime_log, strategies
 from .errors import ConformError, OutputError, UnavailableError, UsageError
 from .execute import (DEFAULT_MAX_ELEMENTS, RunOptions, at_level, check_case_ids_found, chose_nothing, left_out_ops, parse_choice,
-                      parse_shard, plan, planned_count, run_examples, select_examples, shard_scope, shrink_failures, unsaved_minimal_cases, whole_run)
+                      parse_shapes, parse_shard, plan, planned_count, run_examples, select_examples, shard_scope, shrink_failures, unsaved_minimal_cases, whole_run)
 from .parallel import WorkerPool, shrink_side_by_side, shrinks_side_by_side, worker_count
 from .expectations import apply as apply_expectations
 from .expectations import load as load_expectations
@@ -32,9 +32,10 @@ from .expectations import write_file as write_expectations
 from .reference import covered_ops, for_op
 from .report import console as console_report
 from .report import exit_code, gate_record, json_report, plural
-from .model import MODES
+from .model import DEFAULT_SHAPES, MODES
 from .output import STDOUT, Writes, check_writable, is_stdout, is_stream
 from .runners import DEFAULT_TIMEOUT, MAX_TIMEOUT, MIN_TIMEOUT, OPTIMIZATIONS, RunnerSpec, make_runner, runner_of
+from .runners.refusals import parse_options as parse_refusals
 from .lifetime import interrupt, limit_worker_memory, settle_imports
 
 
@@ -55,7 +56,7 @@ NO_WORKER = "no worker process could be started"  # what makes exit 3 for a comm
 OPTION_SECTIONS = {
     "Choosing the cases": ("--op", "--all", "--opset", "--dtype", "--case", "--cases", "--only-cases", "--examples", "--seed",
                            "--no-hypothesis", "--no-yaml", "--shard", "--from", "--out", "--include-ambiguous", "--force"),
-    "The runtime": ("--runner", "--provider", "--backend", "--against", "--mode", "--optimizations", "--timeout",
+    "The runtime": ("--runner", "--provider", "--backend", "--refusal", "--against", "--mode", "--shapes", "--optimizations", "--timeout",
                     "--no-isolation", "--memory-limit", "--jobs"),
     "Judging": ("--strict-zero", "--strict-validation", "--fail-on-unsupported", "--max-elements", "--shrink", "--expect"),
     "Reports": ("--report-json", "--junit", "--html", "--write-expect", "--verbose", "--missing", "--json"),
@@ -108,6 +109,9 @@ ONLY_CASES = typer.Option([], "--only-cases", help="Use only these case files or
 TIMEOUT = typer.Option(DEFAULT_TIMEOUT, "--timeout", min=MIN_TIMEOUT, max=MAX_TIMEOUT,
                        help=f"Seconds a case may take before it is a timeout (at most {MAX_TIMEOUT}).")
 NO_ISOLATION = typer.Option(False, "--no-isolation", help="Run the runtime in this process (a crash ends the run).")
+REFUSAL = typer.Option([], "--refusal", metavar="KIND=REGEX",
+                       help="How the runtime says why it refused, added to its own vocabulary (repeatable; KIND: "
+                            "no_kernel, unsupported or invalid; see docs/gating-your-runtime.md).")
 MEMORY_LIMIT = typer.Option(None, "--memory-limit", min=0, metavar="MIB",
                             help="MiB of memory each worker process may allocate; a case that needs more is a crash "
                                  "(default: half this machine's memory, at least 2048; 0: no limit).")
@@ -115,6 +119,9 @@ REPORT_JSON = typer.Option(None, "--report-json", help="Where to write the JSON 
 CASE = typer.Option([], "--case", help="Only the case with this id (repeatable); see a report's 'replay'.")
 STRICT_ZERO = typer.Option(False, "--strict-zero", help="Tell +0.0 from -0.0.")
 MODE = typer.Option("input", "--mode", metavar="[input|initializer|constant|all]", help="Non-data inputs as graph inputs, initializers, Constant nodes, or all three: input|initializer|constant|all.")
+SHAPES = typer.Option(DEFAULT_SHAPES, "--shapes", metavar="[symbolic|static]",
+                      help="Graph inputs' dims: symbolic (one model for every shape) or static (each case's own dims, "
+                           "for engines that need static shapes).")
 JOBS = typer.Option(None, "--jobs", min=1, help="Worker processes (default, for runs big enough: one per core; 1: none).")
 MAX_ELEMENTS = typer.Option(DEFAULT_MAX_ELEMENTS, "--max-elements", min=1, help="Refuse cases whose output would be larger.")
 
@@ -196,6 +203,7 @@ def run_command(
     provider: str = typer.Option("cpu", "--provider", metavar="[cpu|cuda|dml]", help="onnxruntime execution provider (or its name: CUDAExecutionProvider)."),
     backend: Optional[str] = typer.Option(None, "--backend", help="An onnx.backend-style MODULE[:ATTRIBUTE] to test instead."),
     runner: str = typer.Option("onnxruntime", "--runner", metavar="[onnxruntime|reference|openvino|tract]", help="The runtime: onnxruntime, onnx.reference, or OpenVINO or tract (extras: pip install \"conform[openvino]\")."),
+    refusal: List[str] = REFUSAL,
     report_json: Optional[Path] = REPORT_JSON,
     case: List[str] = CASE,
     cases: List[Path] = CASES,
@@ -209,6 +217,7 @@ def run_command(
     no_yaml: bool = NO_YAML,
     shrink: int = typer.Option(4, "--shrink", min=0, help="Shrink the failures of at most this many version x dtype groups."),
     mode: str = MODE,
+    shapes: str = SHAPES,
     optimizations: str = typer.Option("on", "--optimizations", metavar="[on|off|both]", help="onnxruntime graph optimizations."),
     timeout: float = TIMEOUT,
     no_isolation: bool = NO_ISOLATION,
@@ -231,7 +240,7 @@ def run_command(
     limit_worker_memory(memory_limit)
     chosen_ops = _chosen_ops(ops, all_ops)
     if from_dirs:
-        _check_golden_run_options(chosen_ops, opset, mode, cases, only_cases)
+        _check_golden_run_options(chosen_ops, opset, mode, cases, only_cases, shapes)
     elif not chosen_ops:
         raise UsageError("--op is required (or --all, or --from DIR to run stored golden tests)")
     options = RunOptions(
@@ -247,6 +256,7 @@ def run_command(
         seed=seed,
         shrink=shrink,
         modes=parse_choice(mode, MODES, "--mode"),
+        shapes=parse_shapes(shapes),
         max_elements=max_elements,
         shard=parse_shard(shard),
         timeout=timeout,
@@ -256,7 +266,9 @@ def run_command(
     left_out = _note_left_out_ops(options)
     expectations = load_expectations(expect) if expect else []
     levels = parse_choice(optimizations, OPTIMIZATIONS, "--optimizations")
-    runners = [make_runner(runner, provider, backend, level, isolate=not no_isolation, timeout=options.timeout) for level in levels]
+    refusals = parse_refusals(refusal)
+    runners = [make_runner(runner, provider, backend, level, isolate=not no_isolation, timeout=options.timeout, refusals=refusals)
+               for level in levels]
     default_name = _default_report_name(options, from_dirs, all_ops)
     path = report_json or DEFAULT_REPORT_DIR / default_name
     home = _report_home(path, default_name)
@@ -270,7 +282,7 @@ def run_command(
     level = levels[0]
     with _Stops() as stops:
         with stops.work():
-            spec = RunnerSpec(runner, provider, backend)
+            spec = RunnerSpec(runner, provider, backend, refusals=refusals)
             if from_dirs:
                 execute, skipped = _golden_execution(from_dirs, options, jobs, spec, not no_isolation)
             else:
@@ -367,11 +379,14 @@ def _check_writable(*outputs: tuple[Path | None, str]) -> None:
         claimed[key] = what
 
 
-def _check_golden_run_options(ops: tuple[str, ...], opset: int | None, mode: str, cases: list, only_cases: list) -> None:
+def _check_golden_run_options(ops: tuple[str, ...], opset: int | None, mode: str, cases: list, only_cases: list,
+                              shapes: str = DEFAULT_SHAPES) -> None:
     if opset is not None and not ops:
         raise UsageError("--opset with --from needs --op: the opset picks a version of that op")
-    if mode != "input":
-        raise UsageError("--mode does not apply to --from: a golden test runs as stored")
+    if mode != "input" or shapes != DEFAULT_SHAPES:
+        option = "--mode" if mode != "input" else "--shapes"
+        raise UsageError(f"{option} does not apply to --from: a golden test runs as stored (give it to generate, "
+                         "whose tests record their mode and shapes)")
     if cases or only_cases:
         raise UsageError("--cases/--only-cases do not apply to --from: the cases are the stored tests")
 
@@ -639,11 +654,15 @@ def generate_command(
     case: List[str] = CASE,
     include_ambiguous: bool = typer.Option(False, "--include-ambiguous", help="Also write cases whose spec reading is ambiguous."),
     force: bool = typer.Option(False, "--force", help="Replace test directories that already exist."),
+    mode: str = typer.Option("input", "--mode", metavar="[input|initializer|constant]",
+                             help="Non-data inputs stored as graph inputs (fed from .pb files), initializers or Constant "
+                                  "nodes: one mode a folder (for all three, three --out folders)."),
+    shapes: str = SHAPES,
     jobs: Optional[int] = JOBS,
 ) -> None:
     """Write golden test data (ONNX backend-test layout) with expected outputs from the reference."""
     from .dtypes import dtype
-    from .golden import GenerateOptions, generate, generate_units, names_taken, selection
+    from .golden import GenerateOptions, generate, generate_units, generated_mode, names_taken, selection
 
     chosen_ops = _chosen_ops(ops, all_ops)
     if not chosen_ops:
@@ -651,10 +670,11 @@ def generate_command(
     options = RunOptions(
         ops=chosen_ops, opset=opset, dtypes=tuple(dtype(d).name for d in dtypes),
         case_roots=casefile.case_roots(cases, only_cases), use_yaml=not no_yaml, use_hypothesis=not no_hypothesis,
-        examples=examples, seed=seed, case_ids=tuple(case),
+        examples=examples, seed=seed, case_ids=tuple(case), modes=(generated_mode(mode),), shapes=parse_shapes(shapes),
     )
     _note_left_out_ops(options)
-    writing = GenerateOptions(out_dir, force, include_ambiguous, seed, selection(options, include_ambiguous))
+    writing = GenerateOptions(out_dir, force, include_ambiguous, seed, selection(options, include_ambiguous),
+                              options.modes[0], options.shapes)
     units = plan(options)
     workers = worker_count(jobs, len(units))
 
@@ -761,6 +781,7 @@ def diff_command(
     provider: str = typer.Option("cpu", "--provider", metavar="[cpu|cuda|dml]", help="The first runner's onnxruntime provider."),
     backend: Optional[str] = typer.Option(None, "--backend", help="The first runner as an onnx.backend module."),
     runner: str = typer.Option("onnxruntime", "--runner", metavar="[onnxruntime|reference|openvino|tract]", help="The first runner."),
+    refusal: List[str] = typer.Option([], "--refusal", metavar="KIND=REGEX", help="The first runner's refusal vocabulary, added to its own (as in run)."),
     optimizations: str = typer.Option("on", "--optimizations", metavar="[on|off]", help="The first runner's onnxruntime graph optimizations (the second's are on)."),
     case: List[str] = CASE,
     cases: List[Path] = CASES,
@@ -770,6 +791,7 @@ def diff_command(
     no_hypothesis: bool = NO_HYPOTHESIS,
     no_yaml: bool = NO_YAML,
     mode: str = MODE,
+    shapes: str = SHAPES,
     strict_zero: bool = STRICT_ZERO,
     max_elements: int = MAX_ELEMENTS,
     timeout: float = TIMEOUT,
@@ -789,14 +811,15 @@ def diff_command(
     options = RunOptions(ops=chosen_ops, opset=opset, dtypes=tuple(dtype(d).name for d in dtypes), case_ids=tuple(case),
                          strict_zero=strict_zero, case_roots=casefile.case_roots(cases, only_cases), use_yaml=not no_yaml,
                          use_hypothesis=not no_hypothesis, examples=examples, seed=seed,
-                         modes=parse_choice(mode, MODES, "--mode"), max_elements=max_elements, timeout=timeout)
+                         modes=parse_choice(mode, MODES, "--mode"), shapes=parse_shapes(shapes), max_elements=max_elements,
+                         timeout=timeout)
     if optimizations not in OPTIMIZATIONS:  # one level: a diff runs each case once on each runner
         raise UsageError(f"--optimizations in a diff takes {' or '.join(OPTIMIZATIONS)}, not '{optimizations}'")
     left_out = _note_left_out_ops(options)
     default_name = _diff_report_name(options)
     path = report_json or DEFAULT_REPORT_DIR / default_name
     _check_writable((path, "the JSON report"))
-    first_spec = RunnerSpec(runner, provider, backend, optimizations)
+    first_spec = RunnerSpec(runner, provider, backend, optimizations, parse_refusals(refusal))
     first = runner_of(first_spec, not no_isolation, options.timeout)
     second = runner_from_name(against, isolate=not no_isolation, timeout=options.timeout)
     labels = runner_labels(first, second)
@@ -909,6 +932,53 @@ def _draw_diff_family(result, others: list, labels: tuple[str, str]) -> None:
     out.print()
 
 
+@app.command("check-backend", cls=SectionedHelp, short_help="What an adapter loses of each dtype and rank, round-tripped.",
+             epilog=_exit_codes("nothing lost: every round trip came back whole, bit for bit, or was refused",
+                                "something was lost, or a round trip crashed or hung"))
+def check_backend_command(
+    backend: Optional[str] = typer.Option(None, "--backend", help="The onnx.backend-style MODULE[:ATTRIBUTE] to check."),
+    runner: Optional[str] = typer.Option(None, "--runner", metavar="[onnxruntime|reference|openvino|tract]",
+                                         help="Check one of conform's own runners instead."),
+    dtypes: List[str] = typer.Option([], "--dtype", help="Only these dtypes (repeatable; default: every tensor dtype)."),
+    report_json: Optional[Path] = typer.Option(None, "--report-json", help="Also write every round trip as JSON here "
+                                                                           "(-: stdout, the console report then on stderr)."),
+    timeout: float = TIMEOUT,
+    no_isolation: bool = NO_ISOLATION,
+    memory_limit: Optional[int] = MEMORY_LIMIT,
+) -> None:
+    """Send every tensor dtype at ranks 0 to 4 and a size-0 shape through Identity and a Cast to the
+    same type, with values that show a loss (NaN payloads, -0.0, int64 beyond 2**53, packed 4-bit
+    values, non-ASCII strings), and say per dtype and shape what came back: ok, refused (the
+    runtime may lack the kernel: fine), or LOST and how. A crash or hang costs its round trip only."""
+    from .check_backend import Check, checked_dtypes, probes, render, run_probes
+    from .dtypes import dtype
+
+    if (backend is None) == (runner is None):
+        raise UsageError("give --backend MODULE[:ATTRIBUTE] or --runner NAME (one of them)")
+    limit_worker_memory(memory_limit)
+    spec = RunnerSpec(runner=runner or "onnxruntime", backend=backend)
+    names = list(dict.fromkeys(dtype(d).name for d in dtypes)) or checked_dtypes()
+    _check_writable((report_json, "the JSON report"))
+    chosen_runner = runner_of(spec, isolate=not no_isolation, timeout=timeout)
+    check = Check(chosen_runner.describe())
+    try:
+        check.findings.extend(run_probes(chosen_runner, probes(names)))
+    finally:
+        getattr(chosen_runner, "close", lambda: None)()
+    writes, reported = Writes(), False
+    if report_json is not None:
+        with writes.attempt():
+            check.write(report_json)
+            reported = True
+        with writes.attempt():
+            _keep_worker_stderr(_report_home(report_json, "check-backend.json"))
+    render(check, out)
+    if reported:
+        out.print(f"JSON report: {_shown(report_json)}", highlight=False)
+    _stop_if_unwritten(writes)
+    raise typer.Exit(1 if check.failed else 0)
+
+
 def _report_home(report: Path, default_name: str) -> Path:
     """Where a report stands for the files written beside it (the JUnit and HTML reports of --ci,
     shrunk cases, the worker log): the report itself, or for a report to a stream (stdout, a
@@ -967,6 +1037,7 @@ def _options_record(options: RunOptions) -> dict:
         "hypothesis": options.use_hypothesis,
         "examples": options.examples,
         "modes": list(options.modes),
+        "shapes": options.shapes,
         "seed": options.seed,
     }
 

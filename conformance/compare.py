@@ -5,7 +5,8 @@ any NaN, and +0.0 matches -0.0 unless `strict_zero`. An output whose op declares
 budget (`Expected.budgets`) and whose reading holds its precise value is judged by
 `precision.check` instead: within so many ULP of the precise value, special values exactly. A
 valid case matches when the actual output equals any of the reference's readings; a match against
-one of several distinct readings is `ambiguous`. An invalid case passes when the runtime rejects
+one of several distinct readings is `ambiguous`, and outputs that match none are told against the
+nearest reading (fewest differing values, then smallest ULP error or difference), named. An invalid case passes when the runtime rejects
 it, and is `lenient` otherwise.
 """
 
@@ -80,7 +81,7 @@ class Verdict:
     mismatches: tuple[Mismatch, ...] = field(default_factory=tuple)
     reading: str | None = None
     # The worst ULP error measured over the outputs judged by a precision budget (of the matching
-    # reading; of the first, when none matches); None when no output was.
+    # reading; of the nearest, when none matches: see judge); None when no output was.
     ulp: float | None = None
 
 
@@ -255,8 +256,7 @@ def judge(expected: Expected, run: RunOutput, strict_zero: bool = False) -> Verd
             return Verdict(AMBIGUOUS, f"rejected; the spec allows it: {expected.may_reject}. Runtime said: {run.error}")
         return Verdict(FAIL, f"runtime rejected a valid input: {run.error}")
     budgeted = bool(expected.budgets) and _has_budgets(expected)  # most ops have none: no generator made
-    first_mismatches: list[Mismatch] = []
-    first_ulp: float | None = None
+    missed: list[tuple[Reading, list[Mismatch], _Measured | None]] = []
     for reading in expected.readings:
         if budgeted:
             found, measured = _reading_mismatches(expected, reading, run.outputs, strict_zero)
@@ -264,10 +264,38 @@ def judge(expected: Expected, run: RunOutput, strict_zero: bool = False) -> Verd
             found, measured = _outputs_mismatches(reading.outputs, run.outputs, strict_zero), None
         if not found:
             return _matched(expected, reading, measured)
-        if not first_mismatches:
-            first_mismatches, first_ulp = found, measured.ulp if measured else None
-    readings_note = f" (none of {len(expected.readings)} allowed readings match)" if len(expected.readings) > 1 else ""
-    return Verdict(FAIL, first_mismatches[0].headline() + readings_note, tuple(first_mismatches), ulp=first_ulp)
+        missed.append((reading, found, measured))
+    return _missed(missed)
+
+
+def _missed(missed: list[tuple[Reading, list[Mismatch], _Measured | None]]) -> Verdict:
+    """The verdict of outputs that match no reading: told against the nearest (see `_distance`),
+    named where the text allows several, so the mismatch shown is the runtime's smallest departure."""
+    reading, found, measured = min(missed, key=lambda miss: _distance(miss[1]))  # the first of equals
+    note = f" (none of {len(missed)} allowed readings match; nearest: '{reading.label}')" if len(missed) > 1 else ""
+    return Verdict(FAIL, found[0].headline() + note, tuple(found), ulp=measured.ulp if measured else None)
+
+
+def _distance(found: list[Mismatch]) -> tuple[float, float, float]:
+    """How far outputs are from a reading they miss: how many values differ (every one, where a
+    type, shape or output count differs), then the worst ULP error, then the largest |difference|."""
+    differing = worst_ulp = largest = 0.0
+    for miss in found:
+        if not miss.count:  # no values compared: the types, shapes or output counts differ
+            return float("inf"), 0.0, 0.0
+        differing += miss.count
+        worst_ulp = max(worst_ulp, _ordered(miss.worst_ulp, 0.0))
+        # No |difference| measured: every differing value is a NaN or an infinity against a
+        # number (the farthest), or the type has no differences to measure (alike for every reading).
+        largest = max(largest, _ordered(miss.max_abs_diff, float("inf")))
+    return differing, worst_ulp, largest
+
+
+def _ordered(value: float | None, unmeasured: float) -> float:
+    """A measure to order by: `unmeasured` for none, a NaN as the worst."""
+    if value is None:
+        return unmeasured
+    return float("inf") if value != value else value
 
 
 def _matched(expected: Expected, reading: Reading, measured: _Measured | None) -> Verdict:

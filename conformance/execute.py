@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import re
 import shlex
 import time
 from collections import deque
@@ -22,7 +23,7 @@ from . import casefile, compare, strategies
 from .case import Example, stable_seed
 from .compare import Verdict
 from .errors import UsageError
-from .model import BuiltModel, build, checker_problem, example_key
+from .model import DEFAULT_SHAPES, SHAPES, BuiltModel, build, checker_problem, example_key
 from .reference import for_op
 from .reference.base import Expected, Reading
 from .registry import OpVersion, version_in_force, versions
@@ -57,6 +58,7 @@ class RunOptions:
     seed: int = 0
     shrink: int = 4
     modes: tuple[str, ...] = ("input",)
+    shapes: str = DEFAULT_SHAPES  # graph inputs' dims: symbolic, or each case's own (see model.SHAPES)
     max_elements: int = DEFAULT_MAX_ELEMENTS
     shard: tuple[int, int] = (1, 1)  # K of N: a deterministic 1/N of the cases
     timeout: float = DEFAULT_TIMEOUT  # seconds a case may take in a runtime in a worker process
@@ -384,6 +386,14 @@ def parse_choice(value: str, allowed: tuple[str, ...], option: str) -> tuple[str
     return (value,)
 
 
+def parse_shapes(value: str) -> str:
+    """The `--shapes` value: one of model.SHAPES. A run builds its models one way (its JSON, its
+    replay commands and expectations know one), so there is no `both`: run it twice."""
+    if value not in SHAPES:
+        raise UsageError(f"--shapes takes {' or '.join(SHAPES)}, not '{value}' (one a run; for both, run it twice)")
+    return value
+
+
 def expected_for(example: Example) -> Expected:
     """The reference's answer, overridden by what the case file (or golden test) states when it
     states something, and then saying what the reference would have answered, when that differs."""
@@ -468,12 +478,14 @@ def stage(example: Example, runner: Runner, options: RunOptions, mode: str = "in
     started = time.perf_counter()
     replay = replay_command(example, runner, options, mode_options(mode))
     extra = {"mode": mode} if len(options.modes) > 1 or mode != "input" else {}
+    if options.shapes != DEFAULT_SHAPES:
+        extra["shapes"] = options.shapes
     refusal = too_large(example, options.max_elements)
     if refusal is not None:
         return Result(example, Expected(readings=()), Verdict(compare.SKIPPED, refusal), replay=replay, extra=extra)
     expected = expected_for(example)
     reference = for_op(example.op)
-    built = build(example, reference.output_types(example, expected), mode, reference.data_inputs)
+    built = build(example, reference.output_types(example, expected), mode, reference.data_inputs, options.shapes)
     if expected.is_valid:
         problem = checker_problem(built.data)
         if problem is not None:
@@ -516,6 +528,9 @@ def judged(staged: Staged, run: RunOutput, runner: Runner, options: RunOptions, 
     seconds = staged.seconds + run_seconds + time.perf_counter() - started
     # The runtime's whole message, where its verdict quotes only the line that says why (see RunOutput.detail).
     extra = staged.extra if run.detail is None else {**staged.extra, "detail": run.detail}
+    forensics = getattr(run, "forensics", None)  # a crash run again alone (see runners.isolated.Crashed)
+    if forensics is not None:
+        extra = {**extra, "crash": forensics}
     return Result(staged.example, staged.expected, verdict, run.outputs, seconds, staged.replay, extra)
 
 
@@ -527,8 +542,16 @@ def run_one(example: Example, runner: Runner, options: RunOptions, mode: str = "
 
 def _run_and_judge(staged: Staged, runner: Runner, options: RunOptions) -> Result:
     started = time.perf_counter()
-    run = runner.run(staged.built)
+    run = runner.run(named(staged))
     return judged(staged, run, runner, options, time.perf_counter() - started)
+
+
+def named(staged: Staged) -> BuiltModel:
+    """The staged case's model, telling the runner which case it is (`case_id`: its id, and its
+    mode where the run names one): an isolated runner names the cases that ran before a crash."""
+    built, mode = staged.built, staged.extra.get("mode")
+    built.case_id = staged.example.id if mode is None else f"{staged.example.id} [{mode}]"
+    return built
 
 
 def _explained(verdict: Verdict, example: Example, runner: Runner) -> Verdict:
@@ -578,7 +601,7 @@ def run_staged(chunks: Iterable[list[Staged | Result]], runner: Runner, options:
         for chunk in chunks:
             staged.extend(chunk)
             staging[0] += sum(item.seconds for item in chunk)
-            yield from [item.built if isinstance(item, Staged) else None for item in chunk]
+            yield from [named(item) if isinstance(item, Staged) else None for item in chunk]
 
     results = []
     outputs = runner.run_stream(models())
@@ -621,7 +644,7 @@ def _timed_run(item: Staged | Result, runner: Runner) -> tuple[RunOutput | None,
     if not isinstance(item, Staged):
         return None, 0.0
     started = time.perf_counter()
-    run = runner.run(item.built)
+    run = runner.run(named(item))
     return run, time.perf_counter() - started
 
 
@@ -663,13 +686,19 @@ def replay_command(example: Example, runner: Runner, options: RunOptions, extra:
     found_in = () if hypothesis or options.case_roots == BUILTIN_ONLY else _case_file_options(example.source, options.case_roots)
     head, tail = _replay_parts(command, example.op, example.version.since_version, hypothesis,
                                options.seed if hypothesis else None, options.examples if hypothesis else None,
-                               (*found_in, *extra), (*judging_options(options), *runner.replay_options(), *after))
+                               (*found_in, *extra, *shapes_options(options.shapes)),
+                               (*judging_options(options), *runner.replay_options(), *after))
     return f"{head} --case {shlex.quote(example.id)} {tail}"
 
 
 def mode_options(mode: str) -> tuple[str, ...]:
     """The options that build a case's model in `mode` again (none for the default)."""
     return ("--mode", mode) if mode != "input" else ()
+
+
+def shapes_options(shapes: str) -> tuple[str, ...]:
+    """The options that build a case's model with these `shapes` again (none for the default)."""
+    return ("--shapes", shapes) if shapes != DEFAULT_SHAPES else ()
 
 
 def judging_options(options: RunOptions) -> tuple[str, ...]:
@@ -787,6 +816,31 @@ def shrink_failures(results: list[Result], runner: Runner, options: RunOptions, 
     return shrunk
 
 
+def shrunk_folder(root: Path, runner: Runner, mode: str, shapes: str = DEFAULT_SHAPES) -> Path:
+    """Where a run's shrunk cases go under `root`: a folder per runner and per input mode (and
+    shape option), `<root>/<runner>/<mode>`, so that two runtimes' (or two levels', two modes')
+    minimal cases, named by their content's hash, never mix in one folder."""
+    chosen = mode if shapes == DEFAULT_SHAPES else f"{mode}-{shapes}"
+    return root / runner_folder_name(runner) / chosen
+
+
+def runner_folder_name(runner: Runner) -> str:
+    """A runner as a folder name, from the options that select it again: `onnxruntime-cpu`,
+    `onnxruntime-cuda-optimizations-off`, `reference`, `backend-my_runtime.backend`."""
+    words = runner.replay_options()
+    chosen = dict(zip(words[::2], words[1::2]))  # option -> value (a repeated --refusal says nothing of which runner)
+    if "--backend" in chosen:
+        parts = ["backend", chosen["--backend"]]
+    else:
+        parts = [chosen.get("--runner", runner.name)]
+        if parts[0] == "onnxruntime":
+            parts.append(chosen.get("--provider", "cpu"))
+        if chosen.get("--optimizations") == "off":
+            parts.append("optimizations-off")
+    name = "-".join(re.sub(r"[^A-Za-z0-9._-]+", "_", part) for part in parts)
+    return name.lstrip(".") or "runner"  # never '.', '..' nor a hidden folder
+
+
 def _minimal_record(minimal: Example, message: str, runner: Runner, options: RunOptions, folder: Path, mode: str) -> dict:
     from .errors import OutputError
     from .regression import case_yaml
@@ -795,14 +849,14 @@ def _minimal_record(minimal: Example, message: str, runner: Runner, options: Run
     draft = case_yaml(minimal, "shrunk")
     name = f"shrunk_{hashlib.sha256(draft.encode()).hexdigest()[:10]}"
     text = case_yaml(minimal, name, spec=f"shrunk by hypothesis from a failing case (seed {options.seed})")
-    path = folder / f"{name}.yaml"
+    path = shrunk_folder(folder, runner, mode, options.shapes) / f"{name}.yaml"
     named = dataclasses.replace(minimal, name=name, source=f"yaml:{path}")
     try:
         write_atomic(path, text, "the shrunk case file")
     except OutputError as error:  # the run's results and reports are not lost for it: the case is in its record
         return {"id": named.id, "yaml": text, "unsaved": error.message, "outcome": message}
     replay = shlex.join(["conform", "run", "--op", minimal.op, "--opset", str(minimal.version.since_version),
-                         "--no-hypothesis", "--cases", str(path), "--mode", mode, "--case", named.id,
+                         "--no-hypothesis", "--cases", str(path), "--mode", mode, *shapes_options(options.shapes), "--case", named.id,
                          *judging_options(options), *runner.replay_options()])
     return {"id": named.id, "yaml": text, "file": str(path), "replay": replay, "outcome": message}
 

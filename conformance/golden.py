@@ -55,7 +55,7 @@ from .errors import ConformError, UsageError
 from .execute import (DEFAULT_MAX_ELEMENTS, Result, RunOptions, Staged, WorkUnit, check_selection,
                       chooser, examples_of, expected_for, judging_options, planned_ids, run_staged, too_large,
                       whole_run)
-from .model import BuiltModel, build
+from .model import DEFAULT_SHAPES, MODES, SHAPES, BuiltModel, build
 from .reference import covered_ops, for_op
 from .reference.base import Expected
 from .registry import OpVersion, version_in_force
@@ -119,14 +119,46 @@ def _named_by_its_case(example: Example) -> bool:
 CASE_KEY = "conform.case"
 # A file system's names are at most 255 bytes: no directory `generate` writes holds a longer name.
 MAX_CASE_NAME = 255
+# Where a test's model records the input mode and shapes it was built with, when not the default
+# (`generate --mode`, `--shapes`): `run --from` and `verify` report a test's results with them.
+MODE_KEY = "conform.mode"
+SHAPES_KEY = "conform.shapes"
+DEFAULT_MODE = "input"
 
 
-def _with_case(built: BuiltModel, example: Example) -> bytes:
-    """The model's bytes, recording the case it was built from under CASE_KEY."""
+def generated_mode(value: str) -> str:
+    """`generate --mode`: one of model.MODES. A folder holds one test per case, named by its id, so
+    one mode a folder: `all` is refused, naming what to do instead."""
+    if value not in MODES:
+        also = (" (a folder holds one test per case: write each mode into its own --out, "
+                "e.g. golden-initializer/)") if value in ("all", "both") else ""
+        raise UsageError(f"generate --mode takes one of {', '.join(MODES)}, not '{value}'{also}")
+    return value
+
+
+def _with_case(built: BuiltModel, example: Example, mode: str = DEFAULT_MODE, shapes: str = DEFAULT_SHAPES) -> bytes:
+    """The model's bytes, recording the case it was built from under CASE_KEY, and its mode and
+    shapes where they are not the default."""
     model = onnx.ModelProto()
     model.CopyFrom(built.model)
     model.metadata_props.add(key=CASE_KEY, value=example.name)
+    if mode != DEFAULT_MODE:
+        model.metadata_props.add(key=MODE_KEY, value=mode)
+    if shapes != DEFAULT_SHAPES:
+        model.metadata_props.add(key=SHAPES_KEY, value=shapes)
     return model.SerializeToString(deterministic=True)
+
+
+def recorded_variant(model: onnx.ModelProto) -> dict[str, str]:
+    """The input mode and shapes a stored test's model records, as a result's extras name them
+    (`mode`, `shapes`); only what it records that conform writes (a stranger's other values are
+    not repeated into reports)."""
+    found = {}
+    for key, name, allowed in ((MODE_KEY, "mode", MODES), (SHAPES_KEY, "shapes", SHAPES)):
+        values = [entry.value for entry in model.metadata_props if entry.key == key]
+        if len(values) == 1 and values[0] in allowed:
+            found[name] = values[0]
+    return found
 
 
 def recorded_case(model: onnx.ModelProto, path: Path) -> str | None:
@@ -184,10 +216,13 @@ def _tensor_bytes(array: np.ndarray, name: str) -> bytes:
     return numpy_helper.from_array(array, name=name).SerializeToString(deterministic=True)
 
 
-def _test_files(example: Example, expected: Expected) -> dict[str, bytes]:
-    built = build(example, for_op(example.op).output_types(example, expected))
-    files = {"model.onnx": _with_case(built, example)}
-    for index, value_info in enumerate(built.model.graph.input):
+def _test_files(example: Example, expected: Expected, mode: str = DEFAULT_MODE, shapes: str = DEFAULT_SHAPES) -> dict[str, bytes]:
+    reference = for_op(example.op)
+    built = build(example, reference.output_types(example, expected), mode, reference.data_inputs, shapes)
+    files = {"model.onnx": _with_case(built, example, mode, shapes)}
+    # The fed inputs only: an initializer that is a graph input too (IR 3) has its data in the model.
+    fed = [value_info for value_info in built.model.graph.input if value_info.name in built.feeds]
+    for index, value_info in enumerate(fed):
         files[f"{DATA_SET}/input_{index}.pb"] = _tensor_bytes(built.feeds[value_info.name], value_info.name)
     outputs = expected.readings[0].outputs
     for index, (value_info, array) in enumerate(zip(built.model.graph.output, outputs)):
@@ -271,16 +306,23 @@ class GenerateOptions:
     include_ambiguous: bool = False
     seed: int = 0
     selection: str = "{}"
+    mode: str = DEFAULT_MODE  # how non-data inputs are stored (model.MODES)
+    shapes: str = DEFAULT_SHAPES  # how graph inputs declare their dims (model.SHAPES)
 
 
 def selection(options: RunOptions, include_ambiguous: bool) -> str:
     """The options of a `generate` that choose the tests it writes (not where, whether it replaces
     them, nor in how many processes), as JSON: a run left unfinished is finished by a later one
-    that gives the same."""
-    return json.dumps({"op": options.op, "opset": options.opset, "dtypes": list(options.dtypes),
-                       "cases": [str(root) for root in options.case_roots], "case_ids": list(options.case_ids),
-                       "yaml": options.use_yaml, "hypothesis": options.use_hypothesis, "examples": options.examples,
-                       "seed": options.seed, "include_ambiguous": include_ambiguous}, sort_keys=True)
+    that gives the same. The mode and shapes are named where not the default."""
+    chosen = {"op": options.op, "opset": options.opset, "dtypes": list(options.dtypes),
+              "cases": [str(root) for root in options.case_roots], "case_ids": list(options.case_ids),
+              "yaml": options.use_yaml, "hypothesis": options.use_hypothesis, "examples": options.examples,
+              "seed": options.seed, "include_ambiguous": include_ambiguous}
+    if options.modes[0] != DEFAULT_MODE:
+        chosen["mode"] = options.modes[0]
+    if options.shapes != DEFAULT_SHAPES:
+        chosen["shapes"] = options.shapes
+    return json.dumps(chosen, sort_keys=True)
 
 
 class Manifest(dict):
@@ -563,13 +605,15 @@ def _planned(example: Example, name: str, options: GenerateOptions) -> tuple[dic
         "types": example.types,
         "source": example.source,
         "seed": example.origin.get("seed"),
+        "mode": options.mode,
+        "shapes": options.shapes,
     }
     if not expected.is_valid:
         return entry | {"status": f"{SKIPPED}: invalid input ({expected.invalid.rule}), no output to store"}, {}
     ambiguous = expected.ambiguity or expected.may_reject
     if ambiguous and not options.include_ambiguous:
         return entry | {"status": f"{SKIPPED}: ambiguous spec reading ({ambiguous}); use --include-ambiguous"}, {}
-    files = _test_files(example, expected)
+    files = _test_files(example, expected, options.mode, options.shapes)
     status = "written" + (f" (ambiguous: stores the reading '{expected.readings[0].label}')" if ambiguous else "")
     return entry | {"status": status, "hash": content_hash(files)}, files
 
@@ -698,6 +742,7 @@ def example_from_test(test: GoldenTest) -> Example | str:
     values = {i.name: a for i, a in zip(test.fed_inputs, test.inputs)}
     model_file = test.path / "model.onnx"
     values |= {t.name: tensor_array(t, f"{model_file}: initializer '{t.name}'") for t in graph.initializer}
+    values |= {n.output[0]: tensor_array(n.attribute[0].t, f"{model_file}: Constant '{n.output[0]}'") for n in graph.node[:-1]}
     inputs: dict[str, np.ndarray | None] = {}
     if len(node.input) > len(version.inputs) and not version.inputs[-1].variadic:
         raise GoldenError(f"{test.path}: the node has {len(node.input)} inputs; {version.label} takes {len(version.inputs)}")
@@ -719,14 +764,24 @@ def example_from_test(test: GoldenTest) -> Example | str:
 
 def _node_and_version(model: onnx.ModelProto) -> tuple[onnx.NodeProto, OpVersion] | str:
     """The model's one node, of an op conform covers, and the op version in force at its opset; or
-    the reason the model is not one conform can check."""
+    the reason the model is not one conform can check. Constant nodes before it (`generate --mode
+    constant`) hold some of its inputs."""
     graph = model.graph
-    if len(graph.node) != 1 or graph.node[0].domain not in ("", "ai.onnx") or graph.node[0].op_type not in covered_ops():
+    node = graph.node[-1] if graph.node else None
+    if (node is None or node.domain not in ("", "ai.onnx") or node.op_type not in covered_ops()
+            or not all(map(_is_plain_constant, graph.node[:-1]))):
         return "not a single supported node"
     opset = next((o.version for o in model.opset_import if o.domain in ("", "ai.onnx")), None)
     if opset is None:
         return "no default-domain opset import"
-    return graph.node[0], version_in_force(graph.node[0].op_type, opset)
+    return node, version_in_force(node.op_type, opset)
+
+
+def _is_plain_constant(node: onnx.NodeProto) -> bool:
+    """A Constant node as `generate --mode constant` writes one: no input, one output, one tensor `value`."""
+    return (node.op_type == "Constant" and node.domain in ("", "ai.onnx") and not node.input and len(node.output) == 1
+            and len(node.attribute) == 1 and node.attribute[0].name == "value"
+            and node.attribute[0].type == onnx.AttributeProto.TENSOR)
 
 
 def _attribute(attribute: onnx.AttributeProto, where: str):
@@ -816,7 +871,7 @@ def verify_dir(path: Path, options: RunOptions = RunOptions(op="")) -> list[Resu
         verdict = judge(expected, RunOutput(outputs=tuple(test.outputs)), strict_zero=options.strict_zero)
         if not expected.is_valid:
             verdict = Verdict(verdict.outcome, f"stores an output for invalid input: {expected.invalid.rule}: {expected.invalid.sentence}")
-        results.append(Result(example, expected, verdict, tuple(test.outputs), replay=replay))
+        results.append(Result(example, expected, verdict, tuple(test.outputs), replay=replay, extra=recorded_variant(test.model)))
     return results
 
 
@@ -984,6 +1039,7 @@ def _declared_types(model: onnx.ModelProto, node: onnx.NodeProto, version: OpVer
     """The node's type binding from the types its model declares; None when an input declares none."""
     graph = model.graph
     declared = {i.name: i.type.tensor_type.elem_type for i in graph.input} | {t.name: t.data_type for t in graph.initializer}
+    declared |= {n.output[0]: n.attribute[0].t.data_type for n in graph.node[:-1]}  # Constant nodes (see _node_and_version)
     inputs = {formal: declared.get(name) for formal, name in zip(version.positional_names(len(node.input)), node.input) if name}
     if not all(inputs.values()):
         return None
@@ -1006,8 +1062,9 @@ def _staged(case: StoredCase, runner: Runner, judging: tuple[str, ...]) -> Stage
     path = case.example.source.removeprefix("golden:")
     replay = shlex.join(["conform", "run", "--from", path, "--case", case.example.id, *judging, *runner.replay_options()])
     if case.refusal is not None:
-        return Result(case.example, Expected(readings=()), Verdict(SKIPPED_OUTCOME, case.refusal), replay=replay)
-    return Staged(case.example, case.expected, case.built, replay, {})
+        return Result(case.example, Expected(readings=()), Verdict(SKIPPED_OUTCOME, case.refusal), replay=replay,
+                      extra=recorded_variant(case.built.model))
+    return Staged(case.example, case.expected, case.built, replay, recorded_variant(case.built.model))
 
 
 def agreeing(result: Result) -> bool:

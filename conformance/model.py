@@ -1,9 +1,11 @@
 """Example -> a single-node ModelProto and its feeds.
 
 The model imports exactly the version's opset (its since-version) at the lowest IR version that
-supports it. Graph inputs carry the spec's formal names and symbolic dims of the example's rank,
-so every example with the same types, ranks and attributes builds the *same* model bytes and a
-runner can reuse one session for all of them.
+supports it. Graph inputs carry the spec's formal names and, by default, symbolic dims of the
+example's rank, so every example with the same types, ranks and attributes builds the *same* model
+bytes and a runner can reuse one session for all of them. With `shapes="static"` each graph input
+has the example's own dims instead, for engines that compile a model for one shape only (a model
+per distinct shape then).
 """
 
 from __future__ import annotations
@@ -45,12 +47,17 @@ def element_types(model: onnx.ModelProto) -> frozenset[int]:
 
 
 MODES = ("input", "initializer", "constant")
+# How graph inputs declare their dims: symbolic names of the example's rank (one model for every
+# shape), or the example's own sizes (engines that need static shapes).
+SHAPES = ("symbolic", "static")
+DEFAULT_SHAPES = "symbolic"
 
 
 def build(example: Example, outputs: tuple[tuple[str, int], ...], mode: str = "input",
-          data_inputs: tuple[str, ...] = ()) -> BuiltModel:
+          data_inputs: tuple[str, ...] = (), shapes: str = DEFAULT_SHAPES) -> BuiltModel:
     """The model for an example; `outputs` gives each output's dtype and rank, and each gets that
-    many symbolic dims (the checker wants a shape).
+    many symbolic dims (the checker wants a shape). Outputs stay symbolic under either `shapes`:
+    an engine needs its inputs' shapes to compile, and infers its outputs'.
 
     `mode` decides how inputs other than `data_inputs` reach the node: as graph inputs fed at run
     time, as initializers, or as outputs of Constant nodes. Runtimes constant-fold and pick kernels
@@ -64,12 +71,13 @@ def build(example: Example, outputs: tuple[tuple[str, int], ...], mode: str = "i
     names = example.node_inputs
     embedded = () if mode == "input" else tuple(
         name for name in names if name and name not in data_inputs and version.input(name).name not in data_inputs)
-    shapes = tuple([_input_key(inputs.get(name), name in embedded) for name in names])
+    static = shapes == "static"
+    inputs_key = tuple([_input_key(inputs.get(name), name in embedded, static) for name in names])
     # The op and since-version stand for the version: their hashes are cached, an OpVersion's is computed.
-    key = (version.op, version.since_version, mode, outputs, shapes, _attributes_key(example.attributes))
+    key = (version.op, version.since_version, mode, static, outputs, inputs_key, _attributes_key(example.attributes))
     found = _MODELS.get(key)
     if found is None:
-        found = _MODELS[key] = _build(example, outputs, mode, embedded)
+        found = _MODELS[key] = _build(example, outputs, mode, embedded, static)
         if len(_MODELS) > MODEL_CACHE_SIZE:
             del _MODELS[next(iter(_MODELS))]
     model, data, elem_types = found
@@ -84,11 +92,11 @@ MODEL_CACHE_SIZE = 4096
 _MODELS: dict[tuple, tuple[onnx.ModelProto, bytes, frozenset[int]]] = {}
 
 
-def _input_key(array: np.ndarray | None, embedded: bool) -> tuple | None:
+def _input_key(array: np.ndarray | None, embedded: bool, static: bool) -> tuple | None:
     if array is None:
         return None
     if not embedded:
-        return array.dtype, array.ndim
+        return (array.dtype, array.shape) if static else (array.dtype, array.ndim)
     return array.dtype, array.ndim, array.shape, value_key(array)
 
 
@@ -121,11 +129,11 @@ CONSTANT_1_TYPES = frozenset({np.dtype(np.float16), np.dtype(np.float32), np.dty
 
 
 def _build(example: Example, outputs: tuple[tuple[str, int], ...], mode: str,
-           embedded: tuple[str, ...]) -> tuple[onnx.ModelProto, bytes, frozenset[int]]:
+           embedded: tuple[str, ...], static: bool = False) -> tuple[onnx.ModelProto, bytes, frozenset[int]]:
     version = example.version
     opset = helper.make_opsetid("", version.since_version)
     ir_version = helper.find_min_ir_version_for([opset])
-    graph_inputs = [_value_info(name, example.inputs[name]) for name in example.node_inputs if name]
+    graph_inputs = [_value_info(name, example.inputs[name], static) for name in example.node_inputs if name]
     initializers, constants = [], []
     for name in embedded:
         array = example.inputs[name]
@@ -148,8 +156,8 @@ def _build(example: Example, outputs: tuple[tuple[str, int], ...], mode: str,
     return model, model.SerializeToString(deterministic=True), element_types(model)
 
 
-def _value_info(name: str, array: np.ndarray) -> onnx.ValueInfoProto:
-    dims = [f"{name}_d{k}" for k in range(array.ndim)]
+def _value_info(name: str, array: np.ndarray, static: bool = False) -> onnx.ValueInfoProto:
+    dims = list(array.shape) if static else [f"{name}_d{k}" for k in range(array.ndim)]
     return helper.make_tensor_value_info(name, from_numpy(array.dtype).elem_type, dims)
 
 

@@ -64,7 +64,7 @@ from .runners import isolated
 from .runners.isolated import IsolatedRunner
 from .runners.isolated import death as _death
 from .lifetime import end_group, kill_worker, serve, start_logged_worker, start_own_server
-from .runtime_log import position, written_since
+from .runtime_log import CaseMarks, own_marks, position, written_since
 
 Task = WorkUnit | ShrinkTask | GoldenUnit | GenerateUnit | DiffUnit  # what a worker is given (see also _HangMarked)
 
@@ -357,7 +357,10 @@ def _serve(spec: RunnerSpec, options: RunOptions, careful: bool, watch: "_Watch"
 
     def handle(request: tuple[int, Task]) -> tuple[int, Any]:
         watch.calls.value = 0  # counted per task
-        return request[0], _answer(request[1], runner, options, sibling)
+        try:
+            return request[0], _answer(request[1], runner, options, sibling)
+        finally:
+            own_marks().settle()  # the task's last case, which no case follows (see runtime_log.CaseMarks)
 
     serve(connection, handle)
     if careful:
@@ -418,6 +421,7 @@ class _Watched:
 
     def __init__(self, spec: RunnerSpec, watch: _Watch) -> None:
         self._spec, self._watch = spec, watch
+        self._marks = own_marks()  # made in the worker, whose stderr file it marks
 
     @cached_property
     def _runner(self) -> Runner:
@@ -438,7 +442,8 @@ class _Watched:
         runner = self._runner  # made before the call's watch starts: loading a runtime is no call
         watch = self._watch
         watch.calls.value += 1
-        watch.logged.value = position()
+        watch.logged.value = began = position()
+        self._marks.began(began, getattr(built, "case_id", isolated.NO_ID))  # the log says which case wrote what
         watch.call_since.value = time.monotonic()
         try:
             return runner.run(built)
@@ -657,6 +662,11 @@ class _Pool:
             self._on_note(f"a worker process {what}; its {unit} ran in the main process")
             queue.put_back(unstarted)
             return running, rescue(queue.units[running])
+        if call[1]:  # it died (or was stopped) in a runtime call: the log says which wrote what it wrote then
+            marks = CaseMarks(dead.stderr)
+            marks.mark_if_written(dead.watch.logged.value, f"runtime call {call[0]} of its {unit} (the worker "
+                                  f"{'was stopped' if overran else 'died'} in it)", dead.stderr)
+            marks.close()
         hung = ""
         if overran and dead.watch.call() == call:  # still in the call it overran when stopped: that call hung
             last_words = written_since(dead.stderr, dead.watch.logged.value)

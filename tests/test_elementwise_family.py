@@ -138,7 +138,12 @@ def test_a_missing_kernel_on_an_invalid_input_is_unsupported_not_a_pass():
     expected = Expected(invalid=Invalid("shapes-not-broadcastable", "text"))
     verdict = judge(expected, RunOutput.not_supported("NOT_IMPLEMENTED: Could not find an implementation", no_kernel=True))
     assert verdict.outcome == UNSUPPORTED and "no kernel" in verdict.message
-    assert judge(expected, RunOutput.not_supported("INVALID_GRAPH: type error")).outcome == "pass"
+    from conformance.runners.base import classified
+    from conformance.runners.onnxruntime import VOCABULARY
+
+    invalid_graph = classified(RuntimeError("[ONNXRuntimeError] : 10 : INVALID_GRAPH : type error"), VOCABULARY)
+    assert invalid_graph.unsupported and judge(expected, invalid_graph).outcome == "pass"
+    assert judge(expected, RunOutput.not_supported("dynamic rank is not supported")).outcome == UNSUPPORTED
 
 
 # -- models at every opset ---------------------------------------------------------------------

@@ -66,3 +66,11 @@ def test_traits():
     wide = example("Max", 13, "int64", np.array([2 ** 32], np.int64), np.array([1], np.int64))
     assert va.MAX.traits["int64-beyond-int32"](wide)
     assert not va.MIN.traits["int64-beyond-int32"](example("Min", 13, "int64", np.array([5], np.int64)))
+
+
+def test_a_signalling_nan_is_ignored_too_where_nan_is_ignored():
+    # tract's Min(-9.1796875, float16 0x7c56) gives -9.1796875 (IEEE 754-2019 minimumNumber); numpy's
+    # fmin, like 754-2008 minNum, gives NaN for a signalling NaN, which left tract's answer no reading.
+    signalling = np.array([0x7C56], np.uint16).view(np.float16)
+    found = by_label(answer(va.MIN, example("Min", 13, "float16", np.array([-9.1796875], np.float16), signalling)))
+    assert found[va.NAN_IGNORED] == [-9.1796875]

@@ -125,7 +125,7 @@ def test_a_shrunk_case_that_cannot_be_written_loses_no_result(tmp_path):
     result = invoked("run", *SHRUNK, "--report-json", str(tmp_path / "r.json"), "--html", str(tmp_path / "r.html"))
     doc = json.loads((tmp_path / "r.json").read_text())
     [minimal] = [r["minimal"] for r in doc["results"] if "minimal" in r]
-    unsaved = f"cannot write the shrunk case file {tmp_path / 'minimal'}/shrunk_"
+    unsaved = f"cannot write the shrunk case file {tmp_path / 'minimal'}/onnxruntime-cpu/input/shrunk_"
     assert result.exit_code == 4 and doc["complete"] is True and (tmp_path / "r.html").is_file()
     assert minimal["unsaved"].startswith(unsaved) and "file" not in minimal and "replay" not in minimal
     assert "shrunk_" in minimal["yaml"]  # the case itself is in the report

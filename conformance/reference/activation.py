@@ -159,9 +159,80 @@ def negative_input_below(limit: float) -> Callable[[Example], bool]:
     return lambda example: _any_in(example, -np.inf, limit) or bool(np.isneginf(_first_input(example)).any())
 
 
+def positive_input_above(limit: float) -> Callable[[Example], bool]:
+    """A float element above `limit` (finite or +inf): a clamped approximation's upper tail."""
+    return lambda example: _any_in(example, limit, np.inf) or bool(np.isposinf(_first_input(example)).any())
+
+
 def finite_nonzero_input(example: Example) -> bool:
     """A finite, nonzero float element (where an approximation's error shows)."""
     return _any_in(example, -np.inf, 0.0) or _any_in(example, 0.0, np.inf)
+
+
+def _finite_input(example: Example) -> np.ndarray:
+    """The data input's finite elements as float64; none for a type that is not float."""
+    if example.dtype not in ("float", "double", "float16", "bfloat16"):
+        return np.zeros(0)
+    x = _first_input(example).reshape(-1)
+    return x[np.isfinite(x)]
+
+
+def _rounds_to_one(values: np.ndarray, example: Example) -> bool:
+    """Whether any of these float64 values in (0, 1] is 1 once rounded to the example's type."""
+    from ..dtypes import dtype
+
+    with np.errstate(all="ignore"):
+        rounded = np.asarray(values).astype(dtype(example.dtype).np_dtype).astype(np.float64)
+    return bool((rounded == 1.0).any())
+
+
+def exp_overflows(example: Example) -> bool:
+    """A finite element whose exp is beyond the type's largest value: ln(exp(x) + 1) evaluated as
+    written gives inf where the text's value is x."""
+    import ml_dtypes
+
+    from ..dtypes import dtype
+
+    x = _finite_input(example)
+    return x.size > 0 and bool((x > math.log(float(ml_dtypes.finfo(dtype(example.dtype).np_dtype).max))).any())
+
+
+def tanh_saturates(example: Example) -> bool:
+    """A finite element x whose tanh(softplus(x)) rounds to 1 in the type (x above 9 in float): a
+    clamped tanh approximation falls a few ULP short of 1 there, and so Mish(x) short of x."""
+    x = _finite_input(example)
+    with np.errstate(all="ignore"):
+        return _rounds_to_one(np.tanh(np.logaddexp(0.0, x[x > 0])), example)
+
+
+def quotient_rounds_to_one(example: Example) -> bool:
+    """A finite element whose |x| / (1 + |x|) rounds to 1 in the type (|x| of 2048 and more in
+    float16): computed through a reciprocal, the quotient may land above 1."""
+    x = np.abs(_finite_input(example))
+    return _rounds_to_one(x / (1.0 + x), example)
+
+
+def unsigned_negative_bias(example: Example) -> bool:
+    """Shrink on an unsigned type with a negative bias: x - bias adds |bias| to x."""
+    return example.dtype.startswith("uint") and _attribute(example, "bias") < 0
+
+
+def default_constant(example: Example) -> bool:
+    """Selu with alpha or gamma left out: the text's defaults (1.67326319..., 1.05070102...) are
+    what a runtime holding them to fewer digits misses."""
+    return example.attributes.get("alpha") is None or example.attributes.get("gamma") is None
+
+
+def outer_alpha_counts(example: Example) -> bool:
+    """Celu with alpha other than 1 and an element where min(0, alpha * (exp(x / alpha) - 1)) is
+    not min(0, exp(x / alpha) - 1): x / alpha below 0, or with a negative alpha any nonzero x (NaN
+    aside). A runtime that drops the outer alpha deviates there."""
+    alpha = _attribute(example, "alpha")
+    if alpha in (0.0, 1.0) or example.dtype not in ("float", "double", "float16", "bfloat16"):
+        return False
+    x = _first_input(example)
+    with np.errstate(all="ignore"):
+        return bool((x / alpha < 0).any() or (alpha < 0 and ((x != 0) & ~np.isnan(x)).any()))
 
 
 def gelu_tanh_form(example: Example) -> bool:
@@ -303,7 +374,7 @@ SHRINK = Elementwise(
     alternatives=_shrink_alternatives,
     ambiguity=f"{NAN_OTHERWISE}; {SHRINK_ROUNDING}",
     label="spec",
-    traits={"beyond-float32": shrink_beyond_float32},
+    traits={"beyond-float32": shrink_beyond_float32, "unsigned-negative-bias": unsigned_negative_bias},
 )
 
 # --- HardSigmoid, HardSwish: a clamped affine function ------------------------------------------
@@ -442,7 +513,7 @@ SELU = Elementwise(
     attributes=(Attribute("alpha", (1.0, 2.0, 0.5)), Attribute("gamma", (1.0, 2.0, 0.5))),
     **_accuracy(3, "2.59 ULP (gamma * (alpha * expm1(x)), three roundings)",
                 "TOSA exp 3 ULP-equivalent, WebNN exp 32 ULP; expm1 and two multiplies support 3"),
-    traits={"exp-minus-one-cancels": exp_minus_one_cancels},
+    traits={"exp-minus-one-cancels": exp_minus_one_cancels, "default-constant": default_constant},
 )
 
 
@@ -483,7 +554,7 @@ CELU = Elementwise(
     label="the formula evaluated in IEEE arithmetic",
     may_reject=lambda context: CELU_ALPHA_ZERO if float(np.float32(context.attributes["alpha"])) == 0 else None,
     **_accuracy(2, "1.96 ULP (alpha * expm1(x / alpha))", "TOSA exp 3 ULP-equivalent, WebNN exp 32 ULP"),
-    traits={"exp-minus-one-cancels": exp_minus_one_cancels},
+    traits={"exp-minus-one-cancels": exp_minus_one_cancels, "outer-alpha-counts": outer_alpha_counts},
 )
 
 
@@ -503,7 +574,7 @@ SIGMOID = Elementwise(
     op="Sigmoid",
     real=_sigmoid,
     precise64=_sigmoid_mp,
-    traits={"negative-below-minus-one": negative_input_below(-1.0)},
+    traits={"negative-below-minus-one": negative_input_below(-1.0), "positive-above-one": positive_input_above(1.0)},
     **_accuracy(4, "3.35 ULP (1 / (1 + exp(-x)), exp(x) / (1 + exp(x)) for x < 0)",
                 "WebNN sigmoid 34 ULP float32, 3 ULP float16; TOSA ABS_ERROR"),
 )
@@ -523,7 +594,7 @@ SOFTPLUS = Elementwise(
     op="Softplus",
     real=_softplus,
     precise64=_softplus_mp,
-    traits={"negative-input": negative_input_below(0.0)},
+    traits={"negative-input": negative_input_below(0.0), "exp-overflows": exp_overflows},
     **_accuracy(2, "1.41 ULP (logaddexp(0, x))", "TOSA log lower bound 0.5 and exp 3 ULP-equivalent"),
 )
 
@@ -545,6 +616,7 @@ SOFTSIGN = Elementwise(
     ambiguity=INF_TIMES_ZERO,
     label=LIMIT,
     **_accuracy(2, "1.45 ULP (x / (1 + |x|), two roundings)", "WebNN div 2 ULP"),
+    traits={"quotient-rounds-to-one": quotient_rounds_to_one},
 )
 
 
@@ -634,7 +706,7 @@ MISH = Elementwise(
     label=LIMIT,
     **_accuracy(4, "1.82 ULP at the 99.9th percentile, 48.9 where e^x is subnormal in float32 (x < -87: "
                    "the intermediate loses bits; a correct implementation keeps them)", "WebNN tanh 16 ULP"),
-    traits={"negative-below-minus-one": negative_input_below(-1.0)},
+    traits={"negative-below-minus-one": negative_input_below(-1.0), "tanh-saturates": tanh_saturates},
 )
 
 DECLARED = (RELU, LEAKY_RELU, PRELU, ELU, SELU, CELU, SIGMOID, HARD_SIGMOID, HARD_SWISH, SOFTPLUS, SOFTSIGN,

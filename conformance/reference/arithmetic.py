@@ -110,6 +110,31 @@ def _unused_zero_divisor(example) -> bool:
     return found[1].size == 0 and bool((divisor == 0).any())
 
 
+def _zero_divisor_used(example) -> bool:
+    """An integer divisor holding a zero that divides something: the text leaves the quotient (or
+    remainder) undefined, and a division instruction traps on it."""
+    found = _operands(example)
+    return found is not None and found[0].kind in ("int", "uint") and bool((found[2] == 0).any())
+
+
+def _inexact_reciprocal(example) -> bool:
+    """A float divisor whose reciprocal the type does not hold exactly (one not a power of two, or
+    a subnormal whose reciprocal is beyond the type's largest value), dividing a finite element:
+    IEEE division rounds the quotient once, a runtime multiplying by the reciprocal rounds twice
+    (21 / 7 gives 3.0000002 in float) or overflows (0 / 1e-45 gives NaN)."""
+    found = _operands(example)
+    if found is None or found[0].kind != "float":
+        return False
+    a, b = (np.asarray(x).astype(np.float64).reshape(-1) for x in found[1:])
+    divisors = {y for x, y in zip(a.tolist(), b.tolist()) if y != 0 and np.isfinite(x) and np.isfinite(y)}
+    for y in divisors:
+        with np.errstate(all="ignore"):
+            reciprocal = float(np.asarray(1.0 / y).astype(found[1].dtype))  # exact in the type only if exact in float64
+        if not np.isfinite(reciprocal) or Fraction(reciprocal) != 1 / Fraction(y):
+            return True
+    return False
+
+
 def _operands(example):
     """(the data dtype, A, B broadcast together) of a binary case, or None where they do not broadcast."""
     from ..dtypes import dtype
@@ -172,6 +197,7 @@ DIV = Elementwise(
     label="truncating division; a zero divisor gives 0 (AArch64)",
     draw=_nonzero_divisors,
     traits={"integer-int-min-by-minus-one": _int_min_by_minus_one, "integer-zero-divisor-unused": _unused_zero_divisor,
+            "integer-zero-divisor": _zero_divisor_used, "divisor-reciprocal-inexact": _inexact_reciprocal,
             **LEGACY_TRAITS},
 )
 
@@ -320,8 +346,15 @@ POW = Elementwise(
     draw=_pow_draw,
     traits={"integer-power-beyond-type": lambda e: _integer_power_trait(e, beyond_type=True),
             "int64-power-beyond-2**53": lambda e: _integer_power_trait(e, beyond_type=False),
-            "integer-negative-exponent": lambda e: _integer_negative_exponent(e), **LEGACY_TRAITS},
+            "integer-negative-exponent": lambda e: _integer_negative_exponent(e),
+            "mixed-types": lambda e: _mixed_types(e), **LEGACY_TRAITS},
 )
+
+
+def _mixed_types(example) -> bool:
+    """A base and an exponent of different element types (Pow-12+ types them apart: T and T1)."""
+    arrays = [example.inputs[n] for n in example.node_inputs if n]
+    return len(arrays) == 2 and np.asarray(arrays[0]).dtype != np.asarray(arrays[1]).dtype
 
 
 def _integer_negative_exponent(example) -> bool:
@@ -434,7 +467,7 @@ MOD = Elementwise(
     label="the zero keeps the sign C's fmod gives; an integer zero divisor gives the dividend (AArch64, RISC-V)",
     draw=_nonzero_divisors,
     traits={"integer-int-min-by-minus-one": _int_min_by_minus_one, "integer-zero-divisor-unused": _unused_zero_divisor,
-            "int64-fmod-beyond-2**53": lambda e: _fmod_beyond_float64(e)},
+            "integer-zero-divisor": _zero_divisor_used, "int64-fmod-beyond-2**53": lambda e: _fmod_beyond_float64(e)},
 )
 
 

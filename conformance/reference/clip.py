@@ -21,6 +21,7 @@ import numpy as np
 from ..case import Example
 from ..dtypes import DType, dtype, from_numpy
 from .base import Expected, Invalid, OpReference, Reading, VersionSemantics, readings
+from .elementwise import holds_nan
 
 LIMITS_SENTENCE = "They default to numeric_limits::lowest() and numeric_limits::max(), respectively."
 SCALAR_SENTENCE = "min/max: It must be a scalar(tensor of empty shape)."
@@ -176,6 +177,13 @@ def nan_bound(example: Example) -> bool:
     return any(bound is not None and bool(np.isnan(np.asarray(bound).astype(np.float64)).any()) for bound in bounds)
 
 
+def nan_input(example: Example) -> bool:
+    """A NaN in the data input (not a bound): the text clips only values below min or above max,
+    and NaN is neither, so it stays NaN."""
+    x = example.inputs.get("input")
+    return x is not None and holds_nan(x)
+
+
 def int64_beyond_int32(example: Example) -> bool:
     """An int64 input holding an element outside the int32 range."""
     x = example.inputs.get("input")
@@ -220,7 +228,7 @@ REFERENCE = OpReference(
     dtype_param="T",
     data_inputs=("input",),
     semantics=(Clip1, Clip6, Clip11, Clip13),
-    traits={"nan-bound": nan_bound, "int64-beyond-int32": int64_beyond_int32},
+    traits={"nan-bound": nan_bound, "nan-input": nan_input, "int64-beyond-int32": int64_beyond_int32},
     rules=("bound-not-scalar",),
     provider_notes={"DmlExecutionProvider": directml_clip_note},
 )

@@ -17,6 +17,7 @@ import numpy as np
 
 from ..dtypes import DType
 from ..precision import Budget
+from .activation import finite_nonzero_input
 from .elementwise import Context, Elementwise
 
 Domains = dict[str, tuple[float, float]]
@@ -218,7 +219,7 @@ ERF = Elementwise(
     alternatives=_erf_integer_alternatives,
     ambiguity=ERF_INTEGER,
     label=ERF_TRUNCATED,
-    traits={ERF_DOUBLE_BEYOND_FLOAT32: erf_double_beyond_float32},
+    traits={ERF_DOUBLE_BEYOND_FLOAT32: erf_double_beyond_float32, "finite-nonzero-input": finite_nonzero_input},
 )
 
 DECLARED = (ABS, NEG, RECIPROCAL, SQRT, EXP, LOG, CEIL, FLOOR, ROUND, SIGN, ERF)

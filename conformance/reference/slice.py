@@ -174,11 +174,30 @@ def negative_step_int_max_end(example: Example) -> bool:
     return any(step < 0 and end in (2**31 - 1, 2**63 - 1) for end, step in zip(params["ends"], params["steps"]))
 
 
+def step_beyond_int32(example: Example) -> bool:
+    """A step outside int32, or one whose low 32 bits are all 0 (2**32): a runtime that keeps
+    steps in 32 bits reads it as another step, or as the step 0 that the text forbids."""
+    params = REFERENCE.semantics_for(example.version).parameters(example)
+    if isinstance(params, Invalid) or not params.get("steps"):
+        return False
+    return any(step != 0 and (not -(2**31) <= step < 2**31 or step % 2**32 == 0) for step in params["steps"])
+
+
+def default_axes_fewer_starts(example: Example) -> bool:
+    """Axes omitted with fewer starts than the data has axes: the texts then slice the first
+    len(starts) axes (Slice-10+ say [0, ..., ndim-1], see DEFAULT_AXES)."""
+    params = REFERENCE.semantics_for(example.version).parameters(example)
+    if isinstance(params, Invalid) or params.get("axes") is not None or params.get("starts") is None:
+        return False
+    return len(params["starts"]) < example.inputs["data"].ndim
+
+
 REFERENCE = OpReference(
     op="Slice",
     dtype_param="T",
     data_inputs=("data",),
     semantics=(Slice1, Slice10, Slice11, Slice13),
-    traits={"negative-step-int-max-end": negative_step_int_max_end},
+    traits={"negative-step-int-max-end": negative_step_int_max_end, "step-beyond-int32": step_beyond_int32,
+            "default-axes-fewer-starts": default_axes_fewer_starts},
     rules=("axis-out-of-range", "length-mismatch", "steps-zero", "negative-axis", "repeated-axes", "index-not-1d"),
 )

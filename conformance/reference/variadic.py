@@ -149,7 +149,7 @@ def _count_not_power_of_two(example) -> bool:
 
 # --- Max and Min ---
 
-NAN_IGNORED = "NaN is ignored (IEEE 754 maxNum/minNum, C fmax/fmin)"
+NAN_IGNORED = "NaN is ignored (IEEE 754 maxNum/minNum, C fmax/fmin; a signalling one too, as 754-2019 maximumNumber)"
 EITHER_ZERO = "-0.0 and +0.0 compare equal: either zero comes back"
 MAX_MIN_AMBIGUITY = "the text does not say what NaN gives in max/min, nor whether +0 is above -0"
 
@@ -188,8 +188,10 @@ def _max_min_alternatives(pick_max: bool):
         found = []
         nan = np.isnan(columns)
         if nan.any():
+            # Every NaN quieted first: fmin/fmax (IEEE 754-2008 minNum) give NaN for a signalling
+            # one, where 754-2019's minimumNumber ignores it too; quieted, both readings are here.
             with np.errstate(all="ignore"):
-                ignored = (np.fmax if pick_max else np.fmin).reduce(columns, axis=0)
+                ignored = (np.fmax if pick_max else np.fmin).reduce(np.where(nan, np.nan, columns), axis=0)
             found.append((NAN_IGNORED, round_to(ignored, context.out).reshape(shape)))
         zeros = columns == 0
         mixed = (zeros & np.signbit(columns)).any(axis=0) & (zeros & ~np.signbit(columns)).any(axis=0)

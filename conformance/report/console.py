@@ -20,6 +20,7 @@ from ..compare import AMBIGUOUS, CRASH, ERROR, FAIL, FALLBACK, LENIENT, OUTCOMES
 from ..precision import Budget, ProfileRow, profile, ulp_text
 from ..values import describe
 from . import FAILING, outcome_counts, plural, record_name, recorded_gate, stale_text, summary
+from .hints import hint_lines
 
 STYLES = {PASS: "green", FAIL: "bold red", ERROR: "bold magenta", UNSUPPORTED: "yellow", AMBIGUOUS: "cyan",
           LENIENT: "blue", CRASH: "bold red", TIMEOUT: "bold red", FALLBACK: "bold red", "skipped": "dim",
@@ -131,6 +132,7 @@ def failure_text(result, others: list | tuple = (), verdict_line: bool = True) -
         # The message holds the first mismatch's headline; the other outputs' are not in it.
         for line in found.details() if index == 0 else found.lines():
             body.append(line + "\n")
+    body.append(_crash_text(result, others))
     if others:
         body.append(_others_text(result, others) + "\n", style=STYLES.get(verdict.outcome, ""))
     minimal = result.extra.get("minimal")
@@ -145,6 +147,26 @@ def failure_text(result, others: list | tuple = (), verdict_line: bool = True) -
         body.append(f"the other groups' minimal cases: {', '.join(saved)}\n", style="dim")
     body.rstrip()
     return body
+
+
+def _crash_text(result, others) -> str:
+    """What running a crashed case again alone found (see runners.isolated.account), and, for a
+    family of crashes, how many of them crash alone; '' for anything else."""
+    forensics = result.extra.get("crash")
+    if forensics is None:
+        return ""
+    from ..runners.isolated import account  # here: a report read back (`merge`) need not import the runners
+
+    text = "" if forensics["alone"] is False else account(forensics) + "\n"  # else the message says it
+    found = Counter(_alone_words(r.extra.get("crash")) for r in (result, *others))
+    if others and len(found) > 1:
+        text += f"of these {len(others) + 1} crashes: {', '.join(f'{count} {words}' for words, count in found.items())}\n"
+    return text
+
+
+def _alone_words(forensics: dict | None) -> str:
+    alone = None if forensics is None else forensics["alone"]
+    return {True: "crash alone", False: "do not crash alone"}.get(alone, "were not run again alone")
 
 
 def _output_name(index: int, outputs) -> str:
@@ -243,6 +265,13 @@ def render(results, console: Console, report_path: str | None = None, show: tupl
                       soft_wrap=True, markup=False)
     for line in differing_variants(results):
         console.print(line, highlight=False, soft_wrap=True)
+    for line in hint_lines(results):  # failures confined to one mode, refusals that ask for static shapes
+        console.print(f"note: {line}", style="bold", highlight=False, soft_wrap=True, markup=False)
+    from ..check_backend import adapter_loss_hint  # here: it imports the runners, which a report need not
+
+    adapter_hint = adapter_loss_hint(results)  # a --backend run's failures that look like its adapter's loss
+    if adapter_hint:
+        console.print(f"note: {adapter_hint}", style="bold", highlight=False, soft_wrap=True, markup=False)
     console.print(summary_line(summary(results)), soft_wrap=True)
     if report_path:
         console.print(f"JSON report: {report_path}", soft_wrap=True, highlight=False, markup=False)

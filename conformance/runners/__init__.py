@@ -32,10 +32,17 @@ class RunnerSpec:
     provider: str = "cpu"  # cpu, cuda or dml; onnxruntime's own names are taken too
     backend: str | None = None
     optimizations: str = "on"
+    # Refusal patterns given on the command line (`--refusal KIND=REGEX`), as (kind, regex) pairs:
+    # added to the runner's own vocabulary, or to what a backend declares (see runners.refusals).
+    refusals: tuple[tuple[str, str], ...] = ()
 
     def __post_init__(self) -> None:
         """Refuse what names no runner, or an option the chosen runner would silently ignore."""
         from .onnxruntime import provider_name, short_provider
+        from .refusals import checked_pattern
+
+        object.__setattr__(self, "refusals", tuple(checked_pattern(kind, pattern, f"--refusal {kind}={pattern}")
+                                                   for kind, pattern in self.refusals))
 
         if self.runner not in RUNNER_NAMES:
             raise UsageError(f"unknown runner '{self.runner}' (choose from: {', '.join(RUNNER_NAMES)})")
@@ -53,7 +60,15 @@ class RunnerSpec:
         if self.backend:
             from .backend import BackendRunner
 
-            return BackendRunner(self.backend)
+            return BackendRunner(self.backend, refusals=self.refusals)
+        built = self._built_in()
+        if not self.refusals:
+            return built
+        from .refusals import WithRefusals
+
+        return WithRefusals(built, self.refusals)
+
+    def _built_in(self) -> Runner:
         if self.runner == "onnxruntime":
             from .onnxruntime import OnnxRuntimeRunner
 
@@ -63,9 +78,10 @@ class RunnerSpec:
 
 
 def make_runner(runner: str = "onnxruntime", provider: str = "cpu", backend: str | None = None,
-                optimizations: str = "on", isolate: bool = False, timeout: float = DEFAULT_TIMEOUT) -> Runner:
+                optimizations: str = "on", isolate: bool = False, timeout: float = DEFAULT_TIMEOUT,
+                refusals: tuple[tuple[str, str], ...] = ()) -> Runner:
     """The runner the options name, in a worker process when `isolate`."""
-    return runner_of(RunnerSpec(runner, provider, backend, optimizations), isolate, timeout)
+    return runner_of(RunnerSpec(runner, provider, backend, optimizations, refusals), isolate, timeout)
 
 
 def runner_of(spec: RunnerSpec, isolate: bool = False, timeout: float = DEFAULT_TIMEOUT) -> Runner:

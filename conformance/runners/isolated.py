@@ -24,6 +24,18 @@ A worker answers a case as a crash when its runtime raised what ends a process (
 ran out of memory (see base.raised, and lifetime's memory limit): such a runtime is not trusted
 with more cases, and the worker is replaced as if it had died, the cases after it sent to the
 fresh one. A worker is ended with its process group, and so with whatever its runtime started.
+
+A crashed case is run again alone in a fresh worker (its model and feeds, nothing before it), and
+its output (`Crashed`) says what came of that (`forensics`, a record the JSON report keeps as
+`crash`): it crashes alone, so its replay command shows the crash; or it does not, and the crash
+came after earlier cases of that worker (heap corruption by one of them lands on a later, innocent
+case), which it names, most recent first (the last BEFORE_NAMED, with how many more). The fresh
+worker then runs the cases after it. A case whose worker hung is not run again (that would cost a
+second timeout). Run again so, a crash that reproduces costs a second worker's death, so a case is
+not run again where a case of the same model crashed alone before it (a runtime that crashes on a
+kind of case crashes on many), nor once RUN_AGAIN_LIMIT crashed cases were: its record says why.
+Cases are named by the `case_id` the caller gives a BuiltModel (see execute.named); one without
+is NO_ID.
 """
 
 from __future__ import annotations
@@ -33,15 +45,16 @@ import select
 import signal
 import time
 from collections import deque
+from dataclasses import dataclass
 from functools import lru_cache
 from multiprocessing.connection import Connection
-from typing import Iterable, Iterator
+from typing import Iterable, Iterator, NamedTuple
 
 import onnx
 
 from ..errors import UnavailableError
 from ..lifetime import LoggedWorker, died_of_memory_note, end_group, kill_worker, start_logged_worker
-from ..runtime_log import position, written_since
+from ..runtime_log import CaseMarks, position, written_since
 from ..model import BuiltModel
 from . import DEFAULT_TIMEOUT, RunnerSpec
 from .base import RunOutput
@@ -56,6 +69,45 @@ from .wire import SMALLEST_BUDGET, Channel, dump_case, pack_output, unpack_case,
 READY = b"ready"
 STOP = b""
 WORKER_START_SECONDS = 60.0
+BEFORE_NAMED = 10  # of the cases a crashed case's worker ran before it, the most recent named
+RUN_AGAIN_LIMIT = 20  # crashed cases a runner runs again alone, at most
+NO_ID = "(a case with no id)"
+
+
+class _Pending(NamedTuple):
+    """A case sent to the worker and not answered yet: its request, its id (see the module's
+    docstring) and its model's bytes."""
+
+    request: bytes
+    case: str
+    model: bytes
+
+
+@dataclass(frozen=True, eq=False)
+class Crashed(RunOutput):
+    """A crash, with what running the case again alone made of it (`forensics`: see `account`)."""
+
+    forensics: dict | None = None
+
+
+def account(forensics: dict) -> str:
+    """A crash's forensics in words: whether it crashes alone, and the cases its worker ran before
+    it. `forensics`: `alone` (True, False, or None where it was not run again), `rerun` (what
+    running it again did, or why it was not), `before` (the ids of the last cases its worker ran
+    before it, most recent first) and `ran_before` (how many it ran before it in all)."""
+    before = _named(forensics["before"], forensics["ran_before"])
+    if forensics["alone"]:
+        return f"crashes alone: {forensics['rerun']}, so its replay command shows the crash"
+    if forensics["alone"] is False and not forensics["ran_before"]:
+        return f"{forensics['rerun']}, and no case ran before it in its worker: a crash that does not always happen"
+    if forensics["alone"] is False:
+        return (f"{forensics['rerun']}: a crash after earlier cases (possible memory corruption by an earlier case); "
+                f"before it in that worker, most recent first: {before}")
+    return forensics["rerun"] + (f"; before it in that worker, most recent first: {before}" if before else "")
+
+
+def _named(cases: list[str], count: int) -> str:
+    return ", ".join(cases) + (f" and {count - len(cases)} more" if count > len(cases) else "")
 
 
 def _serve(spec: RunnerSpec, connection: Connection) -> None:
@@ -144,6 +196,11 @@ class IsolatedRunner:
         self._spare: LoggedWorker | None = None  # the next worker, loading its runtime already
         self._stderr: str | None = None  # the file the worker's stderr goes to
         self._logged = 0  # how far that file had got when the worker last answered
+        self._marks = CaseMarks(None)  # where each case's lines begin in that file
+        self._ran: deque[str] = deque(maxlen=BEFORE_NAMED)  # the last cases the worker answered, oldest first
+        self._ran_count = 0  # how many it answered
+        self._crashed_alone: dict[bytes, str] = {}  # a model of which a case crashed alone: that case
+        self.runs_again = 0  # crashed cases run again alone
 
     def describe(self) -> dict:
         return {**self._local.describe(), "isolation": "worker process", "timeout": self.timeout}
@@ -158,6 +215,10 @@ class IsolatedRunner:
 
     def _start(self) -> None:
         self._process, connection, self._stderr = self._next_worker()
+        self._marks.close()
+        self._marks = CaseMarks(self._stderr)
+        self._ran.clear()
+        self._ran_count = 0
         if self.restarts and self.keep_spare:
             # A runtime that died or hung once may do it again: the worker that would replace this
             # one starts loading its runtime now (~35 ms of a crash's ~55 ms), beside its cases.
@@ -184,8 +245,9 @@ class IsolatedRunner:
         return start_logged_worker(_serve, (self.spec,), daemon=True)
 
     def _stop(self, kill: bool, lost: bool = True) -> str:
-        """End the worker and say how it ended; `lost`: it died or hung, and is to be replaced
-        (not so when it is closed, or left with answers no case will read)."""
+        """End the worker and say how it ended; `lost`: it died or hung in a case of the run, and
+        counts in `restarts` (not so when it is closed, left with answers no case will read, or
+        ended by a case run again alone)."""
         process, self._process = self._process, None
         if process is None:  # never started, or it failed to
             return "not started"
@@ -211,7 +273,7 @@ class IsolatedRunner:
         the later ones to run meanwhile. (A deep queue matters: with 4 KiB, ~8 of Slice-13's cases,
         this process caught up with the worker and waited on it.)
         """
-        waiting: deque[bytes] = deque()  # requests not answered yet, oldest first
+        waiting: deque[_Pending] = deque()  # cases not answered yet, oldest first
         unsent: list[bytes] = []  # the newest of them, not written yet
         in_flight = unsent_bytes = 0  # the waiting requests' bytes together, and the unsent ones'
         try:
@@ -223,12 +285,12 @@ class IsolatedRunner:
                     unsent_bytes = 0
                     keep = 0 if request is None else min(self.overlap_bytes // 2, self.overlap_bytes - size)
                     while waiting and in_flight > keep:
-                        in_flight -= len(waiting[0])
+                        in_flight -= len(waiting[0].request)
                         yield self._answer(waiting)
                 if request is None:
                     yield None
                     continue
-                waiting.append(request)
+                waiting.append(_Pending(request, getattr(built, "case_id", NO_ID), built.data))
                 unsent.append(request)
                 in_flight += size
                 unsent_bytes += size
@@ -268,15 +330,21 @@ class IsolatedRunner:
                 if not self._ready:
                     self._wait_until_loaded()
                 if self._arrives_within(self.timeout):
-                    waiting.popleft()
-                    answer, self._logged = pickle.loads(self._channel.receive())
+                    pending = waiting.popleft()
+                    answer, logged = pickle.loads(self._channel.receive())
                     outcome = unpack_output(answer)
                     if outcome.fault == "crash":  # answered, by a runtime not to be trusted with more cases
+                        self._mark(pending.case, logged)
                         self._stop(kill=True)
+                        outcome = self._crashed(outcome.error or "crash", pending, detail=outcome.detail)
                         self._resend(waiting)
+                        return outcome
+                    self._answered(pending.case, logged)
                     return outcome
                 self._stop(kill=True)
-                outcome = RunOutput.timed_out(self.timeout, self._last_words())
+                last_words = self._last_words()
+                self._marks.mark_if_written(self._logged, f"case {waiting[0].case} (it hung its worker)", self._stderr)
+                outcome = RunOutput.timed_out(self.timeout, last_words)
             except _NotLoaded as failure:
                 if failed_to_load:
                     raise not_loadable(failure.how) from None
@@ -286,10 +354,84 @@ class IsolatedRunner:
             except (EOFError, OSError):
                 died = self._stop(kill=False)
                 last_words = self._last_words()
-                outcome = RunOutput.crashed(f"the runtime's worker process died: {died}{last_words}{died_of_memory_note(last_words)}")
+                pending = waiting.popleft()
+                self._marks.mark_if_written(self._logged, f"case {pending.case} (its worker died in it)", self._stderr)
+                outcome = self._crashed(f"the runtime's worker process died: {died}", pending,
+                                        f"{last_words}{died_of_memory_note(last_words)}")
+                self._resend(waiting)
+                return outcome
             waiting.popleft()
             self._resend(waiting)
             return outcome
+
+    def _answered(self, case: str, logged: int) -> None:
+        """The worker answered `case`, its stderr file then `logged` bytes long."""
+        self._mark(case, logged)
+        self._ran.append(case)
+        self._ran_count += 1
+
+    def _mark(self, case: str, logged: int) -> None:
+        """Mark where `case`'s lines begin when it wrote any (see runtime_log.CaseMarks)."""
+        if logged > self._logged:
+            self._marks.mark(self._logged, f"case {case}")
+        self._logged = logged
+
+    def _crashed(self, message: str, pending: _Pending, tail: str = "", detail: str | None = None) -> Crashed:
+        """The crash of the case `pending` (its worker stopped), run again alone first; `message`
+        says how it crashed and `tail` (the runtime's last words) ends it. Where it did not crash
+        alone, the message says so before `tail` (see `account`)."""
+        forensics = {"before": list(reversed(self._ran)), "ran_before": self._ran_count}
+        forensics["alone"], forensics["rerun"] = self._run_again_alone(pending)
+        note = f"; {account(forensics)}" if forensics["alone"] is False else ""
+        return Crashed(error=f"{message}{note}{tail}", fault="crash", detail=detail, forensics=forensics)
+
+    def _run_again_alone(self, pending: _Pending) -> tuple[bool | None, str]:
+        """Whether the crashed case crashes alone (None: not known), and what running it again
+        alone did, or why it was not run again (see the module's docstring)."""
+        known = self._crashed_alone.get(pending.model)
+        if known is not None:
+            return None, f"not run again alone: {known}, of the same model, crashed alone"
+        if self.runs_again >= RUN_AGAIN_LIMIT:
+            return None, f"not run again alone: {RUN_AGAIN_LIMIT} crashed cases were run again before it, the most one runner does"
+        self.runs_again += 1
+        alone, what = self._alone(pending)
+        if alone:
+            self._crashed_alone[pending.model] = pending.case
+        return alone, what
+
+    def _alone(self, pending: _Pending) -> tuple[bool | None, str]:
+        """Run the case in a fresh worker, nothing before it: whether it crashed (None: it hung,
+        or the worker failed to load the runtime) and what happened, in words. A worker it does
+        not crash runs the cases after it."""
+        label = f"{pending.case} (run again alone)"
+        self.start()
+        try:
+            self._channel.send([pending.request])
+        except OSError:
+            pass  # the fresh worker died at once: waiting for it to load shows it
+        try:
+            if not self._ready:
+                self._wait_until_loaded()
+            if not self._arrives_within(self.timeout):
+                self._stop(kill=True, lost=False)
+                self._marks.mark_if_written(self._logged, f"case {label}", self._stderr)
+                return None, f"run again alone in a fresh worker, it gave no answer within {self.timeout:g} s"
+            answer, logged = pickle.loads(self._channel.receive())
+        except _NotLoaded as failure:
+            return None, f"not run again alone: a fresh worker failed to load the runtime (it {failure.how})"
+        except (EOFError, OSError):
+            died = self._stop(kill=False, lost=False)
+            self._marks.mark_if_written(self._logged, f"case {label}", self._stderr)
+            return True, f"run again alone in a fresh worker, it crashed again ({died})"
+        output = unpack_output(answer)
+        if output.fault == "crash":
+            self._mark(label, logged)
+            self._stop(kill=True, lost=False)
+            return True, f"run again alone in a fresh worker, it crashed again ({output.error})"
+        self._mark(label, logged)
+        self._ran.append(pending.case)
+        self._ran_count += 1
+        return False, "run again alone in a fresh worker, it did not crash"
 
     def _last_words(self) -> str:
         """What the stopped worker wrote to stderr since its last answer (or since it loaded the
@@ -329,11 +471,12 @@ class IsolatedRunner:
     def _resend(self, waiting: deque) -> None:
         self.start()
         try:
-            self._channel.send(list(waiting))
+            self._channel.send([pending.request for pending in waiting])
         except OSError:
             pass  # the fresh worker died at once: the next answer shows it
 
     def close(self) -> None:
+        self._marks.close()
         spare, self._spare = self._spare, None
         if spare is not None:
             _end(spare.process, spare.connection)

@@ -1,0 +1,126 @@
+"""Traits that name the causes of deviations (expectations' `when:`): a NaN data input, a step a
+32-bit runtime misreads, a base and exponent of different types, an integer zero divisor, an inexact
+float quotient, omitted Slice-1 axes with fewer starts than the data's rank."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from conformance.case import Example
+from conformance.reference import for_op
+from conformance.registry import versions
+
+
+def example(op: str, since: int, types: dict, attributes: dict | None = None, **inputs) -> Example:
+    version = next(v for v in versions(op) if v.since_version == since)
+    return Example(version, "unit", dict(types), dict(inputs), dict(attributes or {}), "unit", for_op(op).dtype_param)
+
+
+def holds(op: str, trait: str, case: Example) -> bool:
+    return for_op(op).traits[trait](case)
+
+
+def test_clip_nan_input_is_about_the_data_not_the_bounds():
+    nan_data = example("Clip", 13, {"T": "float"}, input=np.array([np.nan, 1], np.float32))
+    nan_bound = example("Clip", 13, {"T": "float"}, input=np.array([0, 1], np.float32), min=np.float32(np.nan))
+    assert holds("Clip", "nan-input", nan_data)
+    assert not holds("Clip", "nan-input", nan_bound)
+    assert not holds("Clip", "nan-input", example("Clip", 13, {"T": "int32"}, input=np.array([1, 2], np.int32)))
+
+
+def test_every_elementwise_op_has_nan_input():
+    with_nan = example("Sigmoid", 13, {"T": "float16"}, X=np.array([0, np.nan], np.float16))
+    without = example("Sigmoid", 13, {"T": "float16"}, X=np.array([0, np.inf], np.float16))
+    assert holds("Sigmoid", "nan-input", with_nan) and not holds("Sigmoid", "nan-input", without)
+    assert "nan-input" in for_op("Tanh").traits and "nan-input" in for_op("Add").traits
+
+
+def _slice(steps: list[int], axes: list[int] | None = (0,), data_rank: int = 1) -> Example:
+    inputs = {"data": np.zeros((4,) * data_rank, np.float32), "starts": np.array([0] * len(steps), np.int64),
+              "ends": np.array([4] * len(steps), np.int64), "axes": None if axes is None else np.array(axes, np.int64),
+              "steps": np.array(steps, np.int64)}
+    return example("Slice", 13, {"T": "float", "Tind": "int64"}, **inputs)
+
+
+def test_slice_step_beyond_int32():
+    assert holds("Slice", "step-beyond-int32", _slice([2**31]))
+    assert holds("Slice", "step-beyond-int32", _slice([-(2**31) - 1]))
+    assert holds("Slice", "step-beyond-int32", _slice([2**32]))  # fits in no int32, and reads as 0 in 32 bits
+    assert not holds("Slice", "step-beyond-int32", _slice([2**31 - 1]))
+    assert not holds("Slice", "step-beyond-int32", _slice([-(2**31)]))
+
+
+def test_slice_1_default_axes_with_fewer_starts():
+    fewer = example("Slice", 1, {"T": "float"}, {"starts": [0], "ends": [1]}, data=np.zeros((2, 3), np.float32))
+    every = example("Slice", 1, {"T": "float"}, {"starts": [0, 0], "ends": [1, 1]}, data=np.zeros((2, 3), np.float32))
+    named = example("Slice", 1, {"T": "float"}, {"starts": [0], "ends": [1], "axes": [1]}, data=np.zeros((2, 3), np.float32))
+    assert holds("Slice", "default-axes-fewer-starts", fewer)
+    assert not holds("Slice", "default-axes-fewer-starts", every)
+    assert not holds("Slice", "default-axes-fewer-starts", named)
+
+
+def test_pow_mixed_types():
+    mixed = example("Pow", 15, {"T": "int32", "T1": "uint16"}, X=np.array([3], np.int32), Y=np.array([2], np.uint16))
+    same = example("Pow", 15, {"T": "float", "T1": "float"}, X=np.array([3], np.float32), Y=np.array([2], np.float32))
+    assert holds("Pow", "mixed-types", mixed) and not holds("Pow", "mixed-types", same)
+
+
+def test_integer_zero_divisor_used_and_unused():
+    used = example("Div", 14, {"T": "int32"}, A=np.array([1, 2], np.int32), B=np.array([1, 0], np.int32))
+    unused = example("Div", 14, {"T": "int32"}, A=np.zeros((0, 2), np.int32), B=np.array([1, 0], np.int32))
+    assert holds("Div", "integer-zero-divisor", used) and not holds("Div", "integer-zero-divisor", unused)
+    assert holds("Mod", "integer-zero-divisor", example("Mod", 13, {"T": "uint8"}, A=np.array([5], np.uint8),
+                                                         B=np.array([0], np.uint8)))
+
+
+def test_divisor_reciprocal_inexact():
+    def div(a, b, dt=np.float32, name="float"):
+        return example("Div", 14, {"T": name}, A=np.array(a, dt), B=np.array(b, dt))
+
+    assert holds("Div", "divisor-reciprocal-inexact", div([21], [7]))  # exact quotient, inexact 1/7
+    assert holds("Div", "divisor-reciprocal-inexact", div([0], [1e-45]))  # 1/b beyond float
+    assert holds("Div", "divisor-reciprocal-inexact", div([1], [5e-324], np.float64, "double"))
+    assert not holds("Div", "divisor-reciprocal-inexact", div([3, 5], [4, 0.5]))
+    assert not holds("Div", "divisor-reciprocal-inexact", div([np.inf], [3]))
+    assert not holds("Div", "divisor-reciprocal-inexact", div([10], [7], np.int32, "int32"))
+
+
+def _unary(op: str, since: int, values, dt=np.float32, name="float", attributes=None) -> Example:
+    data_input = next(v for v in versions(op) if v.since_version == since).inputs[0].name
+    return example(op, since, {"T": name}, attributes, **{data_input: np.array(values, dt)})
+
+
+def test_softplus_exp_overflows_where_exp_leaves_the_type():
+    assert holds("Softplus", "exp-overflows", _unary("Softplus", 22, [0, 89.0]))
+    assert not holds("Softplus", "exp-overflows", _unary("Softplus", 22, [0, 88.0, np.inf]))
+    assert holds("Softplus", "exp-overflows", _unary("Softplus", 22, [12.0], np.float16, "float16"))
+
+
+def test_mish_tanh_saturates_and_softsign_quotient_rounds_to_one():
+    assert holds("Mish", "tanh-saturates", _unary("Mish", 22, [10.0]))
+    assert not holds("Mish", "tanh-saturates", _unary("Mish", 22, [5.0, -100.0, np.inf]))
+    assert holds("Softsign", "quotient-rounds-to-one", _unary("Softsign", 22, [-4096.0], np.float16, "float16"))
+    assert not holds("Softsign", "quotient-rounds-to-one", _unary("Softsign", 22, [100.0], np.float16, "float16"))
+
+
+def test_shrink_unsigned_negative_bias():
+    assert holds("Shrink", "unsigned-negative-bias", _unary("Shrink", 9, [154], np.uint8, "uint8", {"bias": -2.0}))
+    assert not holds("Shrink", "unsigned-negative-bias", _unary("Shrink", 9, [154], np.uint8, "uint8", {"bias": 2.0}))
+    assert not holds("Shrink", "unsigned-negative-bias", _unary("Shrink", 9, [154], np.int16, "int16", {"bias": -2.0}))
+
+
+def test_cast_to_int64():
+    to_int64 = example("Cast", 13, {"T1": "float", "T2": "int64"}, {"to": 7}, input=np.array([1.5], np.float32))
+    to_int32 = example("Cast", 13, {"T1": "float", "T2": "int32"}, {"to": 6}, input=np.array([1.5], np.float32))
+    assert holds("Cast", "to-int64", to_int64) and not holds("Cast", "to-int64", to_int32)
+
+
+def test_atanh_negative_inside_domain():
+    assert holds("Atanh", "negative-inside-domain", _unary("Atanh", 22, [0.5, -0.83]))
+    assert not holds("Atanh", "negative-inside-domain", _unary("Atanh", 22, [0.5, -1.0, -2.0, 0.0]))
+
+
+def test_sigmoid_positive_above_one():
+    assert holds("Sigmoid", "positive-above-one", _unary("Sigmoid", 13, [0.5, 16.0]))
+    assert holds("Sigmoid", "positive-above-one", _unary("Sigmoid", 13, [np.inf]))
+    assert not holds("Sigmoid", "positive-above-one", _unary("Sigmoid", 13, [0.5, 1.0, -20.0]))
