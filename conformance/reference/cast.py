@@ -453,20 +453,11 @@ TRAITS = {
 }
 
 
-REFERENCE = OpReference(
-    op="Cast",
-    dtype_param="T1",
-    data_inputs=("input",),
-    semantics=(Cast1,),
-    traits=TRAITS,
-    rules=("round-mode-unknown",),
-)
+def _reference(op: str, semantics: type) -> OpReference:
+    """Cast's or CastLike's reference: the same conversions, causes and rules."""
+    return OpReference(op=op, dtype_param="T1", data_inputs=("input",), semantics=(semantics,), traits=TRAITS,
+                       rules=("round-mode-unknown",))
 
-LIKE_REFERENCE = OpReference(
-    op="CastLike",
-    dtype_param="T1",
-    data_inputs=("input",),
-    semantics=(CastLike15,),
-    traits=TRAITS,
-    rules=("round-mode-unknown",),
-)
+
+REFERENCE = _reference("Cast", Cast1)
+LIKE_REFERENCE = _reference("CastLike", CastLike15)
