@@ -33,6 +33,7 @@ from rich.table import Table
 from rich.text import Text
 
 from . import registry
+from .compare import same_bits
 from .dtypes import DType, all_names, dtype, from_numpy
 from .model import BuiltModel
 from .output import write_atomic
@@ -311,10 +312,7 @@ def _comparable(got: np.ndarray, sent: np.ndarray) -> np.ndarray | None:
 def value_changes(sent: np.ndarray, got: np.ndarray) -> list[str]:
     """Where `got` (same dtype and shape) differs from `sent`, bit for bit: how many elements, why
     where one reason covers them (-0.0, NaN payloads), and the first few."""
-    if sent.dtype.kind == "O":
-        differs = np.array([a != b for a, b in zip(sent.reshape(-1), got.reshape(-1))], dtype=bool).reshape(sent.shape)
-    else:
-        differs = ~(_element_bytes(sent) == _element_bytes(got)).all(axis=-1).reshape(sent.shape)
+    differs = ~same_bits(sent, got)
     if not differs.any():
         return []
     where = np.argwhere(differs)

@@ -89,8 +89,11 @@ def type_text(array: np.ndarray) -> str:
     return f"{from_numpy(array.dtype).name}{list(array.shape)}"
 
 
-def _same_bits(expected: np.ndarray, actual: np.ndarray) -> np.ndarray:
-    """Elementwise: are the stored bytes identical (any width, complex128 included)."""
+def same_bits(expected: np.ndarray, actual: np.ndarray) -> np.ndarray:
+    """Elementwise: are the stored bytes identical (any width, complex128 included); for a string
+    tensor's objects, are the strings equal. Same dtype and shape assumed."""
+    if expected.dtype.kind == "O":
+        return np.array([e == a for e, a in zip(expected.reshape(-1), actual.reshape(-1))], dtype=bool).reshape(expected.shape)
     size = expected.dtype.itemsize
     as_bytes = lambda a: np.ascontiguousarray(a).view(np.uint8).reshape(*a.shape, size)
     return (as_bytes(expected) == as_bytes(actual)).all(axis=-1)
@@ -103,9 +106,9 @@ def _identical_bytes(expected: np.ndarray, actual: np.ndarray) -> bool:
 
 def equal_mask(expected: np.ndarray, actual: np.ndarray, strict_zero: bool = False) -> np.ndarray:
     """Elementwise agreement under conform's rules (same dtype and shape assumed)."""
+    same = same_bits(expected, actual)
     if expected.dtype.kind == "O":
-        return np.array([e == a for e, a in zip(expected.reshape(-1), actual.reshape(-1))], dtype=bool).reshape(expected.shape)
-    same = _same_bits(expected, actual)
+        return same
     if from_numpy(expected.dtype).kind in ("float", "complex"):
         wide_e, wide_a = _wide(expected), _wide(actual)
         both_nan = _isnan(wide_e) & _isnan(wide_a)
