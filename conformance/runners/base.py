@@ -51,9 +51,8 @@ class RunOutput:
         return cls(error=message, fault="fail")
 
     @classmethod
-    def not_supported(cls, reason: str, no_kernel: bool = False, detail: str | None = None,
-                      invalid: bool = False) -> "RunOutput":
-        return cls(error=reason, unsupported=True, no_kernel=no_kernel, detail=detail, invalid=invalid)
+    def not_supported(cls, reason: str, no_kernel: bool = False, detail: str | None = None) -> "RunOutput":
+        return cls(error=reason, unsupported=True, no_kernel=no_kernel, detail=detail)
 
     @classmethod
     def timed_out(cls, seconds: float, last_words: str = "") -> "RunOutput":
@@ -256,6 +255,11 @@ class Vocabulary:
         """Whether `text` holds one of the `kind` patterns."""
         return getattr(self, f"_{kind}").search(text) is not None
 
+    def kinds(self, text: str) -> tuple[bool, bool, bool]:
+        """What `text` says, as (no kernel, unsupported, invalid): no kernel is unsupported too."""
+        no_kernel = self.says("no_kernel", text)
+        return no_kernel, no_kernel or self.says("unsupported", text), self.says("invalid", text)
+
 
 def _compiled(patterns: tuple[str, ...]) -> "re.Pattern[str]":
     """One pattern searching for any of `patterns`; one that never matches for none."""
@@ -279,12 +283,9 @@ def classified(error: BaseException, vocabulary: Vocabulary = NO_VOCABULARY) -> 
     whole = read_safely(str, error)
     text = telling_line(whole) or type(error).__name__
     detail = detail_of(whole, text)
-    invalid = vocabulary.says("invalid", whole)
-    if _says_not_implemented(error) or vocabulary.says("no_kernel", whole):
-        return RunOutput.not_supported(text, no_kernel=True, detail=detail, invalid=invalid)
-    if vocabulary.says("unsupported", whole):
-        return RunOutput.not_supported(text, detail=detail, invalid=invalid)
-    return RunOutput(error=text, detail=detail, invalid=invalid)
+    no_kernel, unsupported, invalid = vocabulary.kinds(whole)
+    no_kernel = no_kernel or _says_not_implemented(error)
+    return RunOutput(error=text, unsupported=unsupported or no_kernel, no_kernel=no_kernel, detail=detail, invalid=invalid)
 
 
 def raised(error: BaseException, heard: int, vocabulary: Vocabulary = NO_VOCABULARY) -> RunOutput:

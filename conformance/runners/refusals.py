@@ -99,10 +99,8 @@ def reclassified(run: RunOutput, added: Vocabulary) -> RunOutput:
     grows. Outputs, crashes, timeouts and malformed answers are no refusals and stay as they are."""
     if run.error is None or run.fault is not None:
         return run
-    whole = run.detail or run.error
-    no_kernel = run.no_kernel or added.says("no_kernel", whole)
-    unsupported = run.unsupported or no_kernel or added.says("unsupported", whole)
-    invalid = run.invalid or added.says("invalid", whole)
+    no_kernel, unsupported, invalid = added.kinds(run.detail or run.error)
+    no_kernel, unsupported, invalid = run.no_kernel or no_kernel, run.unsupported or unsupported, run.invalid or invalid
     if (no_kernel, unsupported, invalid) == (run.no_kernel, run.unsupported, run.invalid):
         return run
     return RunOutput(error=run.error, unsupported=unsupported, no_kernel=no_kernel, detail=run.detail, invalid=invalid)
