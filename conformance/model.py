@@ -35,6 +35,9 @@ class BuiltModel:
     data: bytes
     feeds: dict[str, np.ndarray]
     elem_types: frozenset[int] = frozenset()
+    # Which case this is, where the caller says (execute.named): an isolated runner names the cases
+    # that ran before a crash by it.
+    case_id: str | None = None
 
     def __post_init__(self) -> None:
         if not self.elem_types:

@@ -443,7 +443,7 @@ class _Watched:
         watch = self._watch
         watch.calls.value += 1
         watch.logged.value = began = position()
-        self._marks.began(began, getattr(built, "case_id", isolated.NO_ID))  # the log says which case wrote what
+        self._marks.began(began, getattr(built, "case_id", None) or isolated.NO_ID)  # the log says which case wrote what
         watch.call_since.value = time.monotonic()
         try:
             return runner.run(built)

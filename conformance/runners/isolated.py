@@ -290,7 +290,7 @@ class IsolatedRunner:
                 if request is None:
                     yield None
                     continue
-                waiting.append(_Pending(request, getattr(built, "case_id", NO_ID), built.data))
+                waiting.append(_Pending(request, built.case_id or NO_ID, built.data))
                 unsent.append(request)
                 in_flight += size
                 unsent_bytes += size
