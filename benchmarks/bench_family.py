@@ -1,12 +1,13 @@
-"""The element-wise family's full default run, and the cost of a budgeted comparison.
+"""A family's full default run, and the cost of a budgeted comparison.
 
-1. `conform run` on every op of the family, as a user runs it (isolation on, every version and
+1. `conform run` on every op of a family (the element-wise ops, or the Cast family: Cast, CastLike,
+   QuantizeLinear, DequantizeLinear), as a user runs it (isolation on, every version and
    dtype, the default case counts), in a child process: wall time, cases, cases/s, and the peak
    resident memory of the command and of its largest worker.
 2. `compare.judge` per case: an exact (bitwise) comparison against a budgeted (ULP) one, on the
    same 8-element float32 outputs.
 
-Run: python benchmarks/bench_family.py [--ops Add,Exp]   (prints figures; asserts nothing)
+Run: python benchmarks/bench_family.py [--family elementwise|cast] [--ops Add,Exp]   (prints figures; asserts nothing)
 """
 
 from __future__ import annotations
@@ -23,10 +24,15 @@ import time
 import numpy as np
 
 
-def family_ops() -> list[str]:
+CAST_FAMILY = ("Cast", "CastLike", "QuantizeLinear", "DequantizeLinear")
+
+
+def family_ops(family: str) -> list[str]:
     from conformance.reference import covered_ops, for_op
     from conformance.reference.elementwise import family_of
 
+    if family == "cast":
+        return [op for op in CAST_FAMILY if op in covered_ops()]
     return [op for op in covered_ops() if family_of(for_op(op)) is not None]
 
 
@@ -41,7 +47,8 @@ def full_run(ops: list[str]) -> None:
         with open(report) as file:
             doc = json.load(file)
     total = doc["summary"]["total"]
-    print(f"full default run, {len(ops)} ops: {total:,} cases in {seconds:.1f} s = {total / seconds:,.0f} cases/s; "
+    named = f" ({', '.join(ops)})" if len(ops) <= 6 else ""
+    print(f"full default run, {len(ops)} ops{named}: {total:,} cases in {seconds:.1f} s = {total / seconds:,.0f} cases/s; "
           f"exit {finished.returncode}; peak RSS of the largest process {peak:.0f} MB")
     print("  outcomes: " + ", ".join(f"{k} {v:,}" for k, v in doc["summary"].items() if k != "total" and v))
 
@@ -69,9 +76,10 @@ def comparison_cost() -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--family", choices=("elementwise", "cast"), default="elementwise")
     parser.add_argument("--ops", help="comma-separated ops (default: every op of the family)")
     args = parser.parse_args()
-    ops = args.ops.split(",") if args.ops else family_ops()
+    ops = args.ops.split(",") if args.ops else family_ops(args.family)
     comparison_cost()
     full_run(ops)
 

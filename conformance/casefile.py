@@ -515,6 +515,8 @@ def _example(case: Case, version: OpVersion, reference: OpReference, binding: di
         if version.attribute(name) is None:
             raise ValueProblem(f"'{name}' is not an attribute of {version.label}")
         attributes[name] = _attribute(version, name, written, binding, reference, seed, made)
+    for name, value in reference.attributes_of_binding(version, binding).items():
+        _check_agrees(name, attributes.setdefault(name, value), value, binding)
     _check_required_given(version, inputs, attributes)
     expect = case.expect or Expectation()
     outputs = None
@@ -539,6 +541,16 @@ def _stated_outputs(written: tuple, version: OpVersion, binding: dict[str, str],
         outputs.append(_checked(lambda: to_array(value, out_dtype, seed), what))
         made.budget.spend(outputs[-1])
     return tuple(outputs)
+
+
+def _check_agrees(name: str, written: Any, fixed: Any, binding: dict[str, str]) -> None:
+    """A written attribute that the type binding also fixes must say the same."""
+    same = (written.lower() == fixed.lower() if isinstance(written, str) and isinstance(fixed, str)
+            else repr(written) == repr(fixed))
+    if not same:
+        types = ", ".join(f"{param}={name_}" for param, name_ in binding.items())
+        raise ValueProblem(f"'{name}' is {written!r}, but the case's types ({types}) make it {fixed!r}: "
+                           f"leave '{name}' out, and the types fill it in")
 
 
 def _check_required_given(version: OpVersion, inputs: dict, attributes: dict) -> None:

@@ -9,10 +9,12 @@ from fractions import Fraction
 import ml_dtypes
 import numpy as np
 import pytest
+from onnx import TensorProto
 
 from conformance.casefile import load_examples
 from conformance.compare import arrays_identical
 from conformance.dtypes import dtype
+from conformance.errors import CaseFileError
 from conformance.reference import conversion as cv
 from conformance.reference import for_op
 from conformance.reference.cast import (
@@ -179,6 +181,36 @@ def test_case_files_state_what_the_reference_allows(op):
         if stated is not None and not any(arrays_identical(r.outputs[0], stated[0]) for r in expected.readings):
             wrong.append(example.id)
     assert not wrong
+
+
+CAST_CASE = """op: Cast
+cases:
+- name: to_from_types
+  dtypes: [float]
+  types: {T2: [float16]}
+  versions: [1, 13]
+  inputs:
+    input: [1.0]
+"""
+
+
+def test_to_is_filled_from_the_binding(tmp_path):
+    (tmp_path / "cast.yaml").write_text(CAST_CASE)
+    examples = {e.version.since_version: e for e in load_examples("Cast", roots=(tmp_path,))}
+    assert examples[13].attributes["to"] == TensorProto.FLOAT16 == 10
+    assert examples[1].attributes["to"] == "FLOAT16"  # Cast-1's `to` is a STRING
+
+
+@pytest.mark.parametrize("written, agrees", [("10", True), ("1", False)])
+def test_a_written_to_must_agree_with_the_binding(tmp_path, written, agrees):
+    (tmp_path / "cast.yaml").write_text(CAST_CASE.replace("versions: [1, 13]", "versions: [13]")
+                                        + f"  attributes:\n    to: {written}\n")
+    if agrees:
+        assert load_examples("Cast", roots=(tmp_path,))[0].attributes["to"] == 10
+        return
+    with pytest.raises(CaseFileError) as raised:
+        load_examples("Cast", roots=(tmp_path,))
+    assert "cast.yaml:3" in str(raised.value) and "'to' is 1" in str(raised.value) and "T2=float16" in str(raised.value)
 
 
 @pytest.mark.parametrize("op", ["Cast", "CastLike"])

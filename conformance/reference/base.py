@@ -100,6 +100,8 @@ class OpReference:
     data_inputs: tuple[str, ...] = ()  # inputs that stay graph inputs in every materialization mode
     shape_inputs: tuple[str, ...] = ()  # inputs whose values are a tensor's dims: a case file's are checked as shapes
     output_elements_from: Callable[[Example], int] | None = None  # when the output can outgrow the inputs
+    # The attributes a type binding fixes (Cast's `to` names T2): a case file that leaves one out gets it.
+    binding_attributes: Callable[[OpVersion, dict[str, str]], dict] | None = None
     # Named facts about what a case contains ("a negative step meets an INT_MAX end"), for
     # expectations that describe a known deviation by its cause instead of by case ids.
     traits: dict[str, Callable[[Example], bool]] = field(default_factory=dict)
@@ -125,6 +127,10 @@ class OpReference:
             eligible = [s for s in self.semantics if s.since <= version.since_version]
             found = self._instances[version.since_version] = max(eligible, key=lambda s: s.since)()
         return found
+
+    def attributes_of_binding(self, version: OpVersion, binding: dict[str, str]) -> dict:
+        """The attributes `binding` fixes in `version` (none for most ops)."""
+        return {} if self.binding_attributes is None else self.binding_attributes(version, binding)
 
     def output_elements(self, example: Example) -> int:
         """How many elements the output would have, computed without allocating it."""

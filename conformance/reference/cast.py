@@ -40,6 +40,7 @@ from onnx import TensorProto
 
 from ..case import Example
 from ..dtypes import DType, dtype, from_numpy
+from ..registry import OpVersion
 from . import conversion as cv
 from .base import Expected, Invalid, OpReference, Reading, VersionSemantics, readings
 
@@ -453,11 +454,16 @@ TRAITS = {
 }
 
 
-def _reference(op: str, semantics: type) -> OpReference:
+def target_attribute(version: OpVersion, binding: dict[str, str]) -> dict:
+    """Cast's `to`, which the type binding's T2 fixes."""
+    return {"to": to_attribute(binding["T2"], version.since_version)}
+
+
+def _reference(op: str, semantics: type, binding_attributes=None) -> OpReference:
     """Cast's or CastLike's reference: the same conversions, causes and rules."""
     return OpReference(op=op, dtype_param="T1", data_inputs=("input",), semantics=(semantics,), traits=TRAITS,
-                       rules=("round-mode-unknown",))
+                       rules=("round-mode-unknown",), binding_attributes=binding_attributes)
 
 
-REFERENCE = _reference("Cast", Cast1)
+REFERENCE = _reference("Cast", Cast1, target_attribute)
 LIKE_REFERENCE = _reference("CastLike", CastLike15)

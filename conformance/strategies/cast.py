@@ -18,7 +18,7 @@ import numpy as np
 from ..case import Example
 from ..dtypes import DType, dtype
 from ..reference import conversion as cv
-from ..reference.cast import to_attribute
+from ..reference.cast import target_attribute
 from ..registry import OpVersion
 from .common import Choices, array, invalid_share, one_in, pick, scalar, shape
 
@@ -178,7 +178,7 @@ def example(choices: Choices, version: OpVersion, binding: dict[str, str]) -> Ex
     """One Cast case: `to` names T2."""
     source, target = dtype(binding["T1"]), dtype(binding["T2"])
     attributes, _ = _attributes(choices.section(8), version, target)
-    attributes["to"] = to_attribute(target.name, version.since_version)
+    attributes.update(target_attribute(version, binding))
     x = _source_values(choices, source, target, shape(choices))
     return Example(version, "hypothesis", dict(binding), {"input": x}, attributes, "hypothesis", "T1")
 
