@@ -459,6 +459,18 @@ def test_merging_all_shards_is_complete(conform, shard_reports, tmp_path):
     assert result.code in (0, 1) and doc["complete"] and doc["missing_shards"] == []
 
 
+def test_merging_keeps_each_shards_notes_once(shard_reports, tmp_path):
+    from conformance.report.merge import merge
+
+    shards = []
+    for k, notes in (("1/3", ["a", "b"]), ("2/3", ["b", "c"]), ("3/3", [])):
+        doc = json.loads(shard_reports[k].read_text())
+        doc["notes"] = notes
+        shards.append(tmp_path / f"{k.replace('/', 'of')}.json")
+        shards[-1].write_text(json.dumps(doc))
+    assert merge(shards)["notes"] == ["a", "b", "c"]
+
+
 def test_merging_with_a_shard_missing_is_exit_2_and_says_which(conform, shard_reports, tmp_path):
     result = conform("merge", str(shard_reports["1/3"]), str(shard_reports["3/3"]), "--report-json", "part.json")
     assert result.code == 2 and "the merged report is incomplete: shard 2/3 missing" in result.stderr, result.stderr

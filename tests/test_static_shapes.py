@@ -185,6 +185,8 @@ def test_a_static_engine_is_pointed_to_static_shapes_then_to_constant_inputs(con
     assert any("dynamic shape" in r["message"] for r in refused)
     assert f"note: {len(refused)} of {len(refused)} refusals mention dynamic or symbolic shapes" in symbolic.stdout
     assert "(try --shapes static and --mode initializer)" in symbolic.stdout
+    assert [f"note: {note}" for note in symbolic.report["notes"]] == [
+        line.strip() for line in symbolic.stdout.splitlines() if line.startswith("note: ")]  # the JSON keeps them
 
     static = conform(*CLIP_13, "--shapes", "static", "--mode", "all")
     failed = [r for r in static.report["results"] if r["outcome"] == "fail"]
@@ -196,6 +198,7 @@ def test_a_static_engine_is_pointed_to_static_shapes_then_to_constant_inputs(con
 
     constant = conform(*CLIP_13, "--shapes", "static", "--mode", "initializer")
     assert not [r for r in constant.report["results"] if r["outcome"] == "fail"] and "note:" not in constant.stdout
+    assert constant.report["notes"] == []
 
 
 def test_diff_builds_static_models_and_replays_them(conform, tmp_path):

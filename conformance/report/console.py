@@ -20,7 +20,7 @@ from ..compare import AMBIGUOUS, CRASH, ERROR, FAIL, FALLBACK, LENIENT, OUTCOMES
 from ..precision import Budget, ProfileRow, profile, ulp_text
 from ..values import describe
 from . import FAILING, outcome_counts, plural, record_name, recorded_gate, stale_text, summary
-from .hints import hint_lines
+from .hints import run_notes
 
 STYLES = {PASS: "green", FAIL: "bold red", ERROR: "bold magenta", UNSUPPORTED: "yellow", AMBIGUOUS: "cyan",
           LENIENT: "blue", CRASH: "bold red", TIMEOUT: "bold red", FALLBACK: "bold red", "skipped": "dim",
@@ -265,13 +265,8 @@ def render(results, console: Console, report_path: str | None = None, show: tupl
                       soft_wrap=True, markup=False)
     for line in differing_variants(results):
         console.print(line, highlight=False, soft_wrap=True)
-    for line in hint_lines(results):  # failures confined to one mode, refusals that ask for static shapes
+    for line in run_notes(results):  # failures confined to one mode, refusals that ask for static shapes
         console.print(f"note: {line}", style="bold", highlight=False, soft_wrap=True, markup=False)
-    from ..check_backend import adapter_loss_hint  # here: it imports the runners, which a report need not
-
-    adapter_hint = adapter_loss_hint(results)  # a --backend run's failures that look like its adapter's loss
-    if adapter_hint:
-        console.print(f"note: {adapter_hint}", style="bold", highlight=False, soft_wrap=True, markup=False)
     console.print(summary_line(summary(results)), soft_wrap=True)
     if report_path:
         console.print(f"JSON report: {report_path}", soft_wrap=True, highlight=False, markup=False)

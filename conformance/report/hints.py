@@ -33,6 +33,15 @@ STATIC_WORDS = re.compile(
 REFUSING = (FAIL, UNSUPPORTED)
 
 
+def run_notes(results) -> list[str]:
+    """Every note under a run's summary, as the console prints them and the JSON report keeps them:
+    `hint_lines`, and a `--backend` run's failures that look like its adapter's loss."""
+    from ..check_backend import adapter_loss_hint  # here: it imports the runners, which a report need not
+
+    adapter_hint = adapter_loss_hint(results)
+    return hint_lines(results) + ([adapter_hint] if adapter_hint else [])
+
+
 def hint_lines(results) -> list[str]:
     """Lines saying where a run's failures (and its unsupported cases) are confined to one input
     mode of several, and when most of its refusals ask for static shapes or constant inputs."""

@@ -21,6 +21,7 @@ from ..output import write_atomic
 from ..precision import Budget, json_ulp, largest_budget, profile
 from ..values import format_scalar
 from . import cycle_collection_paused, summary
+from .hints import run_notes
 
 MAX_ELEMENTS = 4096
 
@@ -154,6 +155,7 @@ def document(results, runner_info: dict, seed: int | None, options: dict) -> dic
             "options": options,
             "complete": True,
             "summary": summary(results),
+            "notes": run_notes(results),
             "precision": [row.record() for row in profile(results)],
             "results": [result_record(r) for r in results],
         }

@@ -99,6 +99,7 @@ def merge(paths: list[Path]) -> dict:
         "missing_shards": missing,
         "interrupted": [str(path) for path, doc in zip(paths, docs) if not doc.get("complete", True)],
         "summary": tally(r["outcome"] for r in results),
+        "notes": list(dict.fromkeys(note for doc in docs for note in doc.get("notes", []))),  # each shard's, once
         "stale_expectations": [{"source": s, "reason": r} for s, r in sorted(stale)],
         "results": results,
         "precision": [row.record() for row in profile_of_records(results)],
