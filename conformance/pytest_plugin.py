@@ -32,7 +32,10 @@ OPTIONS = (
                         "help": "Only the case with this id (repeatable): an item's name, as a failure names it."}),
     ("--conform-provider", {"default": "cpu", "help": "onnxruntime provider: cpu, cuda or dml."}),
     ("--conform-backend", {"help": "An onnx.backend-style MODULE[:ATTRIBUTE] to test instead."}),
-    ("--conform-runner", {"default": "onnxruntime", "help": "onnxruntime or reference (onnx.reference)."}),
+    ("--conform-runner", {"default": "onnxruntime",
+                          "help": "onnxruntime, reference (onnx.reference), openvino or tract."}),
+    ("--conform-refusal", {"action": "append", "default": [], "metavar": "KIND=REGEX",
+                           "help": "Add to the runner's refusal vocabulary (KIND: no_kernel, unsupported, invalid; repeatable)."}),
     ("--conform-examples", {"type": int, "help": "Hypothesis examples per op version x dtype."}),
     ("--conform-seed", {"type": int, "default": 0, "help": "Hypothesis seed."}),
     ("--conform-no-hypothesis", {"action": "store_true", "help": "Only the YAML cases."}),
@@ -41,6 +44,7 @@ OPTIONS = (
     ("--conform-only-cases", {"action": "append", "default": [],
                               "help": "Use only these case files or folders, not the built-in ones (repeatable)."}),
     ("--conform-mode", {"default": "input", "help": "Non-data inputs as input|initializer|constant|all."}),
+    ("--conform-shapes", {"default": "symbolic", "help": "Graph inputs' dims: symbolic, or static (each case's own)."}),
     ("--conform-optimizations", {"default": "on", "help": "onnxruntime graph optimizations: on|off|both."}),
     ("--conform-strict-zero", {"action": "store_true", "help": "Tell +0.0 from -0.0."}),
     ("--conform-strict-validation", {"action": "store_true", "help": "Fail when a runtime accepts invalid input."}),
@@ -227,12 +231,13 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
 def _conform_session(config: pytest.Config, with_runners: bool = True) -> ConformSession:
     from . import casefile, strategies
     from .dtypes import dtype
-    from .execute import DEFAULT_MAX_ELEMENTS, RunOptions, parse_choice
+    from .execute import DEFAULT_MAX_ELEMENTS, RunOptions, parse_choice, parse_shapes
     from .expectations import load
     from .model import MODES
     from .reference import for_op
     from .report import gate_record, recorded_gate
     from .runners import DEFAULT_TIMEOUT, MAX_TIMEOUT, MIN_TIMEOUT, OPTIMIZATIONS, make_runner
+    from .runners.refusals import parse_options as parse_refusals
     from .errors import UsageError
     from .lifetime import limit_worker_memory
 
@@ -258,11 +263,12 @@ def _conform_session(config: pytest.Config, with_runners: bool = True) -> Confor
         examples=strategies.DEFAULT_EXAMPLES if examples is None else examples, seed=option("--conform-seed"),
         modes=parse_choice(option("--conform-mode"), MODES, "--conform-mode"), timeout=timeout,
         strict_validation=option("--conform-strict-validation"), fail_on_unsupported=option("--conform-fail-on-unsupported"),
-        max_elements=max_elements, case_ids=tuple(option("--conform-case")),
+        max_elements=max_elements, case_ids=tuple(option("--conform-case")), shapes=parse_shapes(option("--conform-shapes")),
     )
+    refusals = parse_refusals(option("--conform-refusal"))
     levels = parse_choice(option("--conform-optimizations"), OPTIMIZATIONS, "--conform-optimizations")
     runners = {level: make_runner(option("--conform-runner"), option("--conform-provider"), option("--conform-backend"), level,
-                                  isolate=not option("--conform-no-isolation"), timeout=options.timeout)
+                                  isolate=not option("--conform-no-isolation"), timeout=options.timeout, refusals=refusals)
                for level in levels if with_runners}
     expect = option("--conform-expect")
     gate = gate_record(options.strict_validation, options.fail_on_unsupported, option("--conform-strict"))

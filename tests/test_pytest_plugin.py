@@ -56,6 +56,8 @@ def test_pytest_plugin_reports_the_same_counts_as_conform_run(conform, tmp_path)
     ("--dtype", "int64", "--optimizations", "both"),
     ("--dtype", "double", "--no-yaml", "--examples", "5", "--seed", "3"),
     ("--dtype", "int8", "--max-elements", "6"),  # some cases too large: skipped, as run skips them
+    ("--dtype", "float", "--shapes", "static", "--no-hypothesis"),
+    ("--dtype", "float", "--refusal", "unsupported=.", "--no-hypothesis"),  # every rejection unsupported, not a pass
 ])
 def test_pytest_plugin_takes_runs_options_and_counts_as_run_does(conform, tmp_path, options):
     run = conform("run", "--op", "Slice", "--opset", "13", *options)
@@ -185,6 +187,9 @@ def test_pytest_plugin_failures_show_the_diff(tmp_path):
      "ERROR: conform: --conform-mode takes one of input, initializer, constant or all, not 'inputs'"),
     (("--conform-op", "Slice", "--conform-opset", "13", "--conform-dtype", "float8e4m3fn"),
      "ERROR: conform: dtype 'float8e4m3fn' is not allowed by Slice-13 (allowed: bfloat16, bool, "),
+    (("--conform-op", "Slice", "--conform-shapes", "both"),
+     "ERROR: conform: --conform-shapes takes symbolic or static, not 'both'"),
+    (("--conform-op", "Slice", "--conform-refusal", "sometimes=x"), "ERROR: conform: --conform-refusal sometimes=x: "),
     (("--conform-op", "Slice", "--conform-timeout", "0"), "ERROR: conform: --conform-timeout takes seconds from 0.1 to 86400, not 0"),
     (("--conform-op", "Slice", "--conform-max-elements", "0"), "ERROR: conform: --conform-max-elements takes a count of at least 1, not 0"),
     (("--conform-op", "Slice", "--conform-only-cases", "missing.yaml"), "ERROR: conform: missing.yaml: no such case file or folder"),
