@@ -180,8 +180,10 @@ class _Pairing:
         agrees = {"first": keeps_to_spec(a), "second": keeps_to_spec(b)}
         spec_side = "both" if all(agrees.values()) else "neither" if not any(agrees.values()) else \
             ("first" if agrees["first"] else "second")
-        extra = {"against": {"outcome": b.outcome, "message": b.verdict.message},
-                 "disagreement": disagreement, "agrees_with_spec": spec_side}
+        against = {"outcome": b.outcome, "message": b.verdict.message}
+        if "crash" in b.extra:  # the second runner's crash, run again alone (see runners.isolated)
+            against["crash"] = b.extra["crash"]
+        extra = {"against": against, "disagreement": disagreement, "agrees_with_spec": spec_side}
         if disagreement:
             # Kept for a disagreement only: where the two agree, the second's outputs are the first's.
             # As report records, not arrays: extra goes into the JSON report as it is.

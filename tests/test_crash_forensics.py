@@ -8,6 +8,7 @@ the panic line, a long backtrace, abort)."""
 from __future__ import annotations
 
 import dataclasses
+import json
 
 import pytest
 from rich.console import Console
@@ -258,3 +259,15 @@ def test_a_worker_marks_a_case_when_the_next_begins_and_only_one_that_wrote(own_
     runtime_log.keep(log)
     assert log.read_text() == ("== worker process 1 ==\n== worker process 1: case Op-1/a/float ==\na writes\n"
                                "== worker process 1: case Op-1/c/float ==\nc writes\n")
+
+
+@pytest.mark.parametrize("order", ["first", "second"])
+def test_diff_keeps_the_forensics_of_a_crash_on_either_side(conform, tmp_path, order):
+    crashing = ("--backend", "corrupting", "--against", "reference") if order == "first" else \
+        ("--runner", "reference", "--against", "backend:corrupting")
+    result = conform("diff", "--op", "Slice", "--opset", "13", "--dtype", "float", "--no-hypothesis", *crashing,
+                     "--case", PANICKING, "--report-json", "diff.json")
+    [record] = json.loads((tmp_path / "diff.json").read_text())["results"]
+    crashed = record if order == "first" else record["against"]
+    assert crashed["outcome"] == "crash" and crashed["crash"]["alone"] is True, record
+    assert "crash" not in (record["against"] if order == "first" else record)
