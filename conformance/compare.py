@@ -4,7 +4,8 @@ Rules: dtype and shape must match exactly; values compare bitwise, except that a
 any NaN, and +0.0 matches -0.0 unless `strict_zero`. An output whose op declares a precision
 budget (`Expected.budgets`) and whose reading holds its precise value is judged by
 `precision.check` instead: within so many ULP of the precise value, special values exactly. A
-valid case matches when the actual output equals any of the reference's readings; a match against
+valid case matches when the actual output equals any of the reference's readings (a reading may
+leave elements free where the text leaves them undefined: any value matches there); a match against
 one of several distinct readings is `ambiguous`, and outputs that match none are told against the
 nearest reading (fewest differing values, then smallest ULP error or difference), named. An invalid case passes when the runtime rejects
 it, and is `lenient` otherwise.
@@ -195,6 +196,23 @@ def _budget_of(expected: Expected, reading: Reading, index: int) -> tuple[Budget
     return None
 
 
+def reading_outputs(reading: Reading, actual: tuple[np.ndarray, ...]) -> tuple[np.ndarray, ...]:
+    """The outputs `reading` allows, given what came back: its own, except where it leaves an
+    element free (`Reading.free`), which holds the actual value (where type and shape agree)."""
+    if not reading.free:
+        return reading.outputs
+    return tuple(_freed(output, mask, got) for output, mask, got in zip(reading.outputs, reading.free, actual)) \
+        + reading.outputs[len(actual):]
+
+
+def _freed(expected: np.ndarray, mask: np.ndarray | None, actual: np.ndarray) -> np.ndarray:
+    if mask is None or expected.dtype != actual.dtype or expected.shape != actual.shape:
+        return expected
+    freed = expected.copy()
+    freed[mask] = actual[mask]
+    return freed
+
+
 def _reading_mismatches(expected: Expected, reading: Reading, actual: tuple[np.ndarray, ...],
                         strict_zero: bool) -> tuple[list[Mismatch], _Measured | None]:
     """`_outputs_mismatches` for a reading with budgeted outputs, and what those outputs measured."""
@@ -202,7 +220,7 @@ def _reading_mismatches(expected: Expected, reading: Reading, actual: tuple[np.n
         return [Mismatch(0, f"{len(reading.outputs)} outputs", f"{len(actual)} outputs")], None
     found: list[Mismatch] = []
     worst, flushed, measured = 0.0, False, False
-    for index, (reference, output) in enumerate(zip(reading.outputs, actual)):
+    for index, (reference, output) in enumerate(zip(reading_outputs(reading, actual), actual)):
         judged_by = _budget_of(expected, reading, index)
         if judged_by is None:
             differs = mismatch(index, reference, output, strict_zero)
@@ -264,7 +282,7 @@ def judge(expected: Expected, run: RunOutput, strict_zero: bool = False) -> Verd
         if budgeted:
             found, measured = _reading_mismatches(expected, reading, run.outputs, strict_zero)
         else:  # the exact path, as every case of most ops takes it
-            found, measured = _outputs_mismatches(reading.outputs, run.outputs, strict_zero), None
+            found, measured = _outputs_mismatches(reading_outputs(reading, run.outputs), run.outputs, strict_zero), None
         if not found:
             return _matched(expected, reading, measured)
         missed.append((reading, found, measured))

@@ -128,3 +128,17 @@ def test_a_report_is_built_and_read_with_the_cycle_collector_paused_and_back_on_
     json_report.write(tmp_path / "r.json", doc)
     assert merge._read(tmp_path / "r.json")["summary"] == doc["summary"]
     assert len(collector_on) == len(results) + 1 > 100 and not any(collector_on) and gc.isenabled()
+
+
+def test_a_reading_that_leaves_elements_free_matches_any_value_there_and_only_there():
+    fixed = np.array([1, 44, 0], dtype=np.int8)
+    free = Reading((fixed,), "any value where undefined", free=(np.array([False, True, True]),))
+    expected = readings([Reading((fixed,), "spec"), free], ambiguity="undefined elements")
+    assert len(expected.readings) == 2  # not merged with the reading that fixes those elements
+    anything = judge(expected, RunOutput(outputs=(np.array([1, -7, 99], dtype=np.int8),)))
+    assert anything.outcome == AMBIGUOUS and anything.reading == "any value where undefined"
+    assert judge(expected, RunOutput(outputs=(fixed.copy(),))).reading == "spec"  # the fixing reading first
+    wrong = judge(expected, RunOutput(outputs=(np.array([2, -7, 99], dtype=np.int8),)))
+    assert wrong.outcome == FAIL and "at [0]: expected 1, got 2" in wrong.message
+    other_type = judge(expected, RunOutput(outputs=(np.array([1, -7, 99], dtype=np.int16),)))
+    assert other_type.outcome == FAIL

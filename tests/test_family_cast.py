@@ -12,7 +12,7 @@ import pytest
 from onnx import TensorProto
 
 from conformance.casefile import load_examples
-from conformance.compare import arrays_identical
+from conformance.compare import arrays_identical, judge
 from conformance.dtypes import dtype
 from conformance.errors import CaseFileError
 from conformance.reference import conversion as cv
@@ -22,6 +22,7 @@ from conformance.reference.cast import (
     to_type_name,
 )
 from conformance.registry import versions
+from conformance.runners.base import RunOutput
 from conformance.strategies import bindings, draw_group
 
 
@@ -181,6 +182,28 @@ def test_case_files_state_what_the_reference_allows(op):
         if stated is not None and not any(arrays_identical(r.outputs[0], stated[0]) for r in expected.readings):
             wrong.append(example.id)
     assert not wrong
+
+
+@pytest.mark.parametrize("source, values, target, actual, defined_at", [
+    ("float", [1.5, 300.0, np.nan, -1e10], "int8", [1, 42, 7, -3], 0),  # "undefined if OOR"
+    ("double", [-2.0, 4.0], "float8e8m0", [1.0, 4.0], 1),  # negative into E8M0: "Unspecified"
+])
+def test_any_value_matches_where_the_text_leaves_a_cast_undefined(source, values, target, actual, defined_at):
+    x = np.array(values, dtype=dtype(source).np_dtype)
+    expected = cast_expected(x, dtype(target), True, "up")
+    answer = np.array(actual, dtype=np.float64).astype(dtype(target).np_dtype)
+    matched = judge(expected, RunOutput(outputs=(answer,)))
+    assert matched.outcome == "ambiguous" and "any value where the text leaves it undefined" in matched.reading
+    wrong = answer.copy()
+    wrong[defined_at] = np.array(8.0).astype(wrong.dtype)  # wrong where the text fixes the result
+    assert judge(expected, RunOutput(outputs=(wrong,))).outcome == "fail"
+
+
+def test_a_string_naming_no_number_casts_to_any_value():
+    x = np.array(["abc", "2.5"], dtype=object)
+    expected = cast_expected(x, dtype("float"), True, "up")
+    assert judge(expected, RunOutput(outputs=(np.array([123.0, 2.5], dtype=np.float32),))).outcome == "ambiguous"
+    assert judge(expected, RunOutput(outputs=(np.array([123.0, 2.0], dtype=np.float32),))).outcome == "fail"
 
 
 CAST_CASE = """op: Cast

@@ -39,6 +39,9 @@ class Reading:
     outputs: tuple[np.ndarray, ...]
     label: str = "spec"
     precise: tuple[np.ndarray | None, ...] = ()
+    # Per output, a mask of the elements the text leaves undefined ("undefined if OOR"): any value
+    # of the output's type matches there. None (or absent) where every element is defined.
+    free: tuple[np.ndarray | None, ...] = ()
 
 
 @dataclass(frozen=True, eq=False)
@@ -77,6 +80,8 @@ def readings(candidates: list[Reading], ambiguity: str, may_reject: str | None =
 def _same_outputs(a: Reading, b: Reading) -> bool:
     from ..compare import arrays_identical
 
+    if any(mask is not None and mask.any() for mask in (*a.free, *b.free)):
+        return False  # a reading that leaves elements free is kept beside one that fixes them
     return all(arrays_identical(x, y) for x, y in zip(a.outputs, b.outputs))
 
 

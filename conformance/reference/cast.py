@@ -10,20 +10,23 @@ and in `round_mode` (24 and later: float8e8m0 targets). Conversions are exact
   from zero (C's round());
 - float to integer beyond range, NaN, inf: "undefined if OOR": the readings are what runtimes
   do (saturate with NaN to 0; C's cast through int32 or int64, x86 giving the lowest value where
-  that overflows, then the higher bits discarded); drawn cases keep such values out;
+  that overflows, then the higher bits discarded), and since the text fixes nothing, a last
+  reading leaves those elements free (any value matches: `undefined_elements`); drawn cases keep
+  such values out;
 - float to a narrower float that is not float8 (float16, bfloat16, float): to nearest even, toward
   zero, or (for float16/bfloat16 from a wider type) through float32, rounded twice;
 - 64-bit integers to float: directly or through double;
 - NaN into float4e2m1/float6, which have no NaN: +0, -0 (ml_dtypes) or the largest value;
 - float8e8m0: the table's `x > E8M0_MAX` compared before or after rounding; a negative value or
-  -0 is "Unspecified": drawn cases keep them out;
+  -0 is "Unspecified": any value matches there, and drawn cases keep them out;
 - numbers to string: "plain floating-point representation (such as "314.15926")": conform takes
   a conforming string to be one that reads back as the same value: printf `%.<p>g` with any one
   precision p for which every element reads back, the shortest such string per element, or
   numpy's `str` (onnx.reference's); NaN and infinities spelled as the text spells the strings it
   reads ("NaN", "INF", "-INF"), or numpy's "nan"/"inf"; bool as 1/0, true/false or True/False;
 - string to number: "+INF", "INF", "-INF", "NaN" in any case, plain and scientific literals,
-  rounded once; a string that names no number, or a fraction into an integer type, is undefined;
+  rounded once; a string that names no number, or a fraction into an integer type, is undefined
+  (any value matches there);
   string to bool (the text converts strings to float types only): the number it names is nonzero,
   or numpy's reading, any non-empty string is True.
 """
@@ -255,9 +258,53 @@ def policies(x: np.ndarray, source: DType, target: DType) -> list[Policy]:
     return found
 
 
+def undefined_elements(x: np.ndarray, source: DType, target: DType) -> np.ndarray | None:
+    """The elements whose cast the text leaves undefined, as a mask; None where every one is defined:
+    into an integer type, a float (or a string's number) whose integral part the type does not hold,
+    NaN or inf ("undefined if OOR"; C's rule, by the integral part), a string that names no number
+    or a fraction; into float8e8m0, a negative value or -0 ("Unspecified")."""
+    if target.kind in ("int", "uint") and source.kind in ("float", "string"):
+        values = cv.exact_values(x) if source.kind == "float" else [parse_number(str(v)) for v in x.reshape(-1).tolist()]
+        return np.array([_undefined_integer(v, source, target) for v in values], dtype=bool).reshape(x.shape)
+    if source.kind == "string" and target.kind == "float":
+        return np.array([parse_number(str(v)) is None for v in x.reshape(-1).tolist()], dtype=bool).reshape(x.shape)
+    if target.name == cv.E8M0 and source.kind in ("float", "int"):
+        with np.errstate(invalid="ignore"):
+            wide = x.astype(np.float64)
+        return (wide < 0) | ((wide == 0) & np.signbit(wide))
+    return None
+
+
+def _undefined_integer(value, source: DType, target: DType) -> bool:
+    if value is None or isinstance(value, float):  # no number, NaN, inf (a string's -0 is a float 0: defined)
+        return not (isinstance(value, float) and value == 0)
+    if source.kind == "string" and Fraction(value).denominator != 1:
+        return True
+    return not target.lowest <= math.trunc(value) <= target.max
+
+
+def _freed(options: list[Reading], undefined: np.ndarray) -> list[Reading]:
+    """Each reading that differs from the others where the text defines the result, with any value
+    allowed where it does not: after the readings that fix those elements, so that a runtime
+    following a named convention is told which."""
+    from ..compare import arrays_identical
+
+    freed: list[Reading] = []
+    where = f"{int(undefined.sum())} of {undefined.size} elements"
+    for option in options:
+        defined = option.outputs[0][~undefined]
+        if not any(arrays_identical(defined, other.outputs[0][~undefined]) for other in freed):
+            freed.append(Reading(option.outputs, f"{option.label}; any value where the text leaves it undefined ({where})",
+                                 free=(undefined,)))
+    return freed
+
+
 def cast_expected(x: np.ndarray, target: DType, saturate: bool, round_mode: str) -> Expected:
     source = from_numpy(x.dtype)
     options = [Reading((convert(x, source, target, saturate, round_mode, p),), p.label) for p in policies(x, source, target)]
+    undefined = undefined_elements(x, source, target)
+    if undefined is not None and undefined.any():
+        options += _freed(options, undefined)
     return readings(options, ambiguity=f"readings of {source.name} to {target.name} the text leaves open: "
                                        + "; ".join(o.label for o in options))
 
@@ -324,9 +371,8 @@ def float_to_fixed_beyond_range(example: Example) -> bool:
     source, target = _source_target(example)
     if source.kind not in ("float", "string") or target.kind not in ("int", "uint"):
         return False
-    x = example.inputs.get("input")
-    values = cv.exact_values(x) if source.kind == "float" else [parse_number(str(v)) for v in x.reshape(-1).tolist()]
-    return any(v is None or isinstance(v, float) or not target.lowest <= math.trunc(v) <= target.max for v in values)
+    undefined = undefined_elements(example.inputs["input"], source, target)
+    return undefined is not None and bool(undefined.any())
 
 
 def _floats(example: Example) -> np.ndarray:
