@@ -124,3 +124,77 @@ def test_sigmoid_positive_above_one():
     assert holds("Sigmoid", "positive-above-one", _unary("Sigmoid", 13, [0.5, 16.0]))
     assert holds("Sigmoid", "positive-above-one", _unary("Sigmoid", 13, [np.inf]))
     assert not holds("Sigmoid", "positive-above-one", _unary("Sigmoid", 13, [0.5, 1.0, -20.0]))
+
+
+def _cast(source: str, target: str, values, numpy_type, **attributes) -> Example:
+    from onnx import TensorProto
+
+    to = getattr(TensorProto, target.upper()) if target != "float8e8m0" else TensorProto.FLOAT8E8M0
+    return example("Cast", 25, {"T1": source, "T2": target}, {"to": to, **attributes}, input=np.array(values, numpy_type))
+
+
+def test_cast_traits():
+    import ml_dtypes
+
+    assert holds("Cast", "same-type", _cast("uint8", "uint8", [1], np.uint8))
+    assert not holds("Cast", "same-type", _cast("uint8", "int8", [1], np.uint8))
+    assert holds("Cast", "negative-float4-source", _cast("float4e2m1", "float", [0.5, -0.5], ml_dtypes.float4_e2m1fn))
+    assert not holds("Cast", "negative-float4-source", _cast("float4e2m1", "float", [0.5, 6.0], ml_dtypes.float4_e2m1fn))
+    assert not holds("Cast", "negative-float4-source", _cast("float", "float4e2m1", [-0.5], np.float32))
+    assert holds("Cast", "to-e8m0", _cast("float", "float8e8m0", [2.5], np.float32))
+    assert not holds("Cast", "to-e8m0", _cast("float", "float8e4m3fn", [2.5], np.float32))
+
+
+def _binary(op: str, since: int, dtype: str, a, b, numpy_type, attributes=None) -> Example:
+    return example(op, since, {"T": dtype}, attributes, A=np.array(a, numpy_type), B=np.array(b, numpy_type))
+
+
+def test_integer_quotient_half_or_more_and_product_beyond_type():
+    assert holds("Div", "integer-quotient-half-or-more", _binary("Div", 14, "uint8", [254], [255], np.uint8))
+    assert holds("Div", "integer-quotient-half-or-more", _binary("Div", 14, "int8", [-3], [2], np.int8))  # -1.5
+    assert not holds("Div", "integer-quotient-half-or-more", _binary("Div", 14, "uint8", [1, 254], [131, 254], np.uint8))
+    assert not holds("Div", "integer-quotient-half-or-more", _binary("Div", 14, "float", [1], [2], np.float32))
+    assert holds("Mul", "integer-product-beyond-type", _binary("Mul", 14, "uint8", 255, 255, np.uint8))  # 0-d too
+    assert holds("Mul", "integer-product-beyond-type", _binary("Mul", 14, "int8", [-128], [-1], np.int8))
+    assert not holds("Mul", "integer-product-beyond-type", _binary("Mul", 14, "uint8", [15], [17], np.uint8))
+
+
+def test_mod_float_floor_and_overflowing_quotient():
+    assert holds("Mod", "float-floor-mod", _binary("Mod", 28, "float", [1.5], [-1.0], np.float32, {"fmod": 0}))
+    assert not holds("Mod", "float-floor-mod", _binary("Mod", 28, "float", [1.5], [-1.0], np.float32, {"fmod": 1}))
+    assert not holds("Mod", "float-floor-mod", _binary("Mod", 28, "int32", [3], [2], np.int32, {"fmod": 0}))
+    huge = _binary("Mod", 28, "float", [-7.69e30], [-1.1754944e-38], np.float32, {"fmod": 1})
+    assert holds("Mod", "float-quotient-overflows", huge)
+    assert not holds("Mod", "float-quotient-overflows", _binary("Mod", 28, "float", [7.0], [2.0], np.float32, {"fmod": 1}))
+
+
+def test_activation_and_exp_traits():
+    hard_sigmoid = lambda beta: example("HardSigmoid", 22, {"T": "double"}, {"alpha": 1.0, "beta": beta},  # noqa: E731
+                                        X=np.array([0.0]))
+    assert holds("HardSigmoid", "zero-beta", hard_sigmoid(0.0)) and not holds("HardSigmoid", "zero-beta", hard_sigmoid(0.5))
+    thresholded = lambda x: example("ThresholdedRelu", 10, {"T": "float16"}, {"alpha": 0.0},  # noqa: E731
+                                    X=np.array(x, np.float16))
+    assert holds("ThresholdedRelu", "minus-infinity-input", thresholded([1.0, -np.inf]))
+    assert not holds("ThresholdedRelu", "minus-infinity-input", thresholded([np.inf, np.nan]))
+    exp = lambda x: example("Exp", 13, {"T": "float"}, input=np.array(x, np.float32))  # noqa: E731
+    assert holds("Exp", "beyond-2**64", exp([1.0, 44.5])) and not holds("Exp", "beyond-2**64", exp([44.3, np.inf]))
+
+
+def test_slice_step_int32_min():
+    assert holds("Slice", "step-int32-min", _slice([-(2**31)]))
+    assert not holds("Slice", "step-int32-min", _slice([-(2**31) + 1])) and not holds("Slice", "step-int32-min", _slice([2**31]))
+
+
+def _shift(direction: str, x, y, numpy_type) -> Example:
+    dtype = np.dtype(numpy_type).name
+    return example("BitShift", 28, {"T": dtype}, {"direction": direction}, X=np.array(x, numpy_type), Y=np.array(y, numpy_type))
+
+
+def test_bit_shift_traits():
+    assert holds("BitShift", "left-shift-beyond-type", _shift("LEFT", [255], [1], np.uint8))
+    assert holds("BitShift", "left-shift-beyond-type", _shift("LEFT", [1], [7], np.int8))  # 128 is beyond int8
+    assert not holds("BitShift", "left-shift-beyond-type", _shift("LEFT", [1, 3], [7, 6], np.uint8))
+    assert not holds("BitShift", "left-shift-beyond-type", _shift("RIGHT", [255], [1], np.uint8))
+    assert holds("BitShift", "right-shift-rounds", _shift("RIGHT", [255], [7], np.uint8))
+    assert holds("BitShift", "right-shift-rounds", _shift("RIGHT", [-1], [3], np.int8))  # -0.125 floors to -1
+    assert not holds("BitShift", "right-shift-rounds", _shift("RIGHT", [254, 4], [8, 1], np.uint8))  # by the width: not a rounding

@@ -313,6 +313,18 @@ PRELU = Elementwise(
     invalid=_prelu_old_slope,
 )
 
+def minus_infinity_input(example: Example) -> bool:
+    """A -inf input: below any alpha, so the text gives 0; a runtime computing x * (x > alpha)
+    gives -inf * 0, NaN."""
+    return bool(np.isneginf(example.inputs[example.node_inputs[0]].astype(np.float64)).any())
+
+
+def zero_beta(example: Example) -> bool:
+    """HardSigmoid with `beta` given as 0 (its default is 0.5): a runtime that takes an attribute of
+    0 for one left out computes with 0.5."""
+    return float(example.attributes.get("beta", 0.5)) == 0.0
+
+
 THRESHOLDED_RELU = Elementwise(
     op="ThresholdedRelu",
     real=lambda x, alpha: _piecewise(x > np.float64(np.float32(alpha)), x, 0.0),
@@ -320,6 +332,7 @@ THRESHOLDED_RELU = Elementwise(
     alternatives=_nan_propagates,
     ambiguity=NAN_OTHERWISE,
     label="NaN gives 0 (otherwise)",
+    traits={"minus-infinity-input": minus_infinity_input},
 )
 
 
@@ -427,6 +440,7 @@ HARD_SIGMOID = Elementwise(
     ambiguity=f"{NAN_IN_CLAMP}; {EVALUATION_ORDER}",
     label="rounded once (fused), NaN propagates",
     budgets={"float16": SIXTEEN_BITS, "bfloat16": SIXTEEN_BITS},
+    traits={"zero-beta": zero_beta},
 )
 
 

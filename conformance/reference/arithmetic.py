@@ -58,7 +58,7 @@ MUL = Elementwise(
     op="Mul",
     real=lambda a, b: a * b,
     integer=lambda a, b: a * b,
-    traits=LEGACY_TRAITS,
+    traits={"integer-product-beyond-type": lambda e: _product_beyond_type(e), **LEGACY_TRAITS},  # defined with Div's helpers
 )
 
 # --- integer division by zero, shared by Div and Mod ---
@@ -115,6 +115,27 @@ def _zero_divisor_used(example) -> bool:
     remainder) undefined, and a division instruction traps on it."""
     found = _operands(example)
     return found is not None and found[0].kind in ("int", "uint") and bool((found[2] == 0).any())
+
+
+def _quotient_half_or_more(example) -> bool:
+    """An integer quotient whose fraction is 1/2 or more (254 / 255): the text truncates it, a
+    runtime dividing in floating point and rounding to nearest gives one more."""
+    found = _operands(example)
+    if found is None or found[0].kind not in ("int", "uint"):
+        return False
+    a, b = (np.asarray(x).astype(object) for x in found[1:])
+    return any(d != 0 and 2 * (abs(n) % abs(d)) >= abs(d) for n, d in zip(a.reshape(-1), b.reshape(-1)))
+
+
+def _product_beyond_type(example) -> bool:
+    """An integer product beyond its type's range (uint8 255 * 255): the text's integer product
+    wraps, a runtime may saturate it or compute it wider."""
+    found = _operands(example)
+    if found is None or found[0].kind not in ("int", "uint"):
+        return False
+    t, a, b = found
+    products = np.asarray(np.asarray(a).astype(object) * np.asarray(b).astype(object))  # 0-d: a plain int
+    return any(not t.lowest <= v <= t.max for v in products.reshape(-1))
 
 
 def _inexact_reciprocal(example) -> bool:
@@ -198,7 +219,7 @@ DIV = Elementwise(
     draw=_nonzero_divisors,
     traits={"integer-int-min-by-minus-one": _int_min_by_minus_one, "integer-zero-divisor-unused": _unused_zero_divisor,
             "integer-zero-divisor": _zero_divisor_used, "divisor-reciprocal-inexact": _inexact_reciprocal,
-            **LEGACY_TRAITS},
+            "integer-quotient-half-or-more": _quotient_half_or_more, **LEGACY_TRAITS},
 )
 
 
@@ -467,8 +488,27 @@ MOD = Elementwise(
     label="the zero keeps the sign C's fmod gives; an integer zero divisor gives the dividend (AArch64, RISC-V)",
     draw=_nonzero_divisors,
     traits={"integer-int-min-by-minus-one": _int_min_by_minus_one, "integer-zero-divisor-unused": _unused_zero_divisor,
-            "integer-zero-divisor": _zero_divisor_used, "int64-fmod-beyond-2**53": lambda e: _fmod_beyond_float64(e)},
+            "integer-zero-divisor": _zero_divisor_used, "int64-fmod-beyond-2**53": lambda e: _fmod_beyond_float64(e),
+            "float-floor-mod": lambda e: _float_floor_mod(e), "float-quotient-overflows": lambda e: _float_quotient_overflows(e)},
 )
+
+
+def _float_quotient_overflows(example) -> bool:
+    """A float remainder whose quotient a / b is beyond the type's largest value (-7.7e30 / 1.2e-38
+    in float): the text's remainder is exact, a runtime computing a - b * trunc(a / b) gets inf or NaN."""
+    found = _operands(example)
+    if found is None or found[0].kind != "float":
+        return False
+    with np.errstate(all="ignore"):
+        a, b = (np.asarray(x).astype(np.float64) for x in found[1:])
+        quotient = np.abs(a / b)
+    return bool((np.isfinite(a) & (b != 0) & (quotient > float(found[0].max))).any())
+
+
+def _float_floor_mod(example) -> bool:
+    """A float Mod with fmod=0: Mod-28's floor remainder (the sign of the divisor), which earlier
+    versions refuse for floats."""
+    return example.attributes.get("fmod", 0) == 0 and example.inputs[example.node_inputs[0]].dtype.kind not in "iub"
 
 
 def _fmod_beyond_float64(example) -> bool:

@@ -15,6 +15,7 @@ import numpy as np
 
 from ..case import Example
 from ..registry import OpVersion
+from . import plumbing
 
 
 DTYPE_NOT_ALLOWED = "dtype-not-allowed"
@@ -121,6 +122,10 @@ class OpReference:
     family: object | None = None
     # Semantics classes hold no state, so one instance per since-version serves every case.
     _instances: dict[int, VersionSemantics] = field(default_factory=dict, init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        # Every op has the dtype plumbing traits; an op's own trait of the same name wins.
+        object.__setattr__(self, "traits", {**plumbing.TRAITS, **self.traits})
 
     @property
     def all_rules(self) -> tuple[str, ...]:

@@ -100,6 +100,36 @@ def _any_wide_shift(example: Example) -> bool:
     return bool((y.astype(object) < 0).any() or (y.astype(object) >= bits).any())
 
 
+def _shifts(example: Example, direction: str) -> list[tuple[int, int, object]] | None:
+    """(x, amount, dtype) per element of a shift in `direction` by amounts within the type's width;
+    None for a case in the other direction or whose operands do not broadcast."""
+    from ..dtypes import from_numpy
+
+    x, y = example.inputs.get("X"), example.inputs.get("Y")
+    if x is None or y is None or example.attributes.get("direction") != direction:
+        return None
+    try:
+        xs, ys = np.broadcast_arrays(x.astype(object), y.astype(object))
+    except ValueError:
+        return None
+    dt = from_numpy(x.dtype)
+    return [(int(a), int(b), dt) for a, b in zip(xs.reshape(-1), ys.reshape(-1)) if 0 <= b < dt.bits]
+
+
+def _left_shift_beyond_type(example: Example) -> bool:
+    """A left shift whose exact product x * 2**y is beyond the type's range: the text drops the
+    bits moved out; a runtime multiplying in a wider type and saturating gives the type's bound."""
+    found = _shifts(example, LEFT)
+    return bool(found) and any(not dt.lowest <= x * 2**y <= dt.max for x, y, dt in found)
+
+
+def _right_shift_rounds(example: Example) -> bool:
+    """A right shift whose dropped bits are half of 2**y or more: the text's shift floors x / 2**y
+    (255 >> 7 is 1), a runtime dividing and rounding to nearest gives one more (2)."""
+    found = _shifts(example, RIGHT)
+    return bool(found) and any(y > 0 and 2 * (x % 2**y) >= 2**y for x, y, _ in found)
+
+
 BIT_SHIFT = Elementwise(
     op="BitShift",
     raw=_bit_shift,
@@ -111,7 +141,8 @@ BIT_SHIFT = Elementwise(
     invalid=_example_spelling_invalid,
     may_reject=_example_spelling_may_reject,
     draw=_draw_shift_amounts,
-    traits={"shift-by-width-or-more": _any_wide_shift},
+    traits={"shift-by-width-or-more": _any_wide_shift, "left-shift-beyond-type": _left_shift_beyond_type,
+            "right-shift-rounds": _right_shift_rounds},
 )
 
 

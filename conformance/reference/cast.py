@@ -483,7 +483,30 @@ def to_int64(example: Example) -> bool:
     return example.types.get("T2") == "int64"
 
 
+def same_type(example: Example) -> bool:
+    """A cast to the input's own type, which the text makes a copy: a runtime that drops the
+    conversion may hand back a buffer it no longer owns."""
+    source, target = _source_target(example)
+    return source.name == target.name
+
+
+def negative_float4_source(example: Example) -> bool:
+    """A float4e2m1 input holding a negative value (its sign bit set): a runtime decoding the
+    nibble without its sign bit gives the magnitude."""
+    source, _ = _source_target(example)
+    return source.name == "float4e2m1" and bool(np.signbit(_floats(example)).any())
+
+
+def to_e8m0(example: Example) -> bool:
+    """A cast to float8e8m0, whose `round_mode` and `saturate` the text defines per value."""
+    _, target = _source_target(example)
+    return target.name == cv.E8M0
+
+
 TRAITS = {
+    "same-type": same_type,
+    "negative-float4-source": negative_float4_source,
+    "to-e8m0": to_e8m0,
     "to-int64": to_int64,
     "e8m0-through-float32": e8m0_through_float32,
     "round-mode-beyond-e8m0": round_mode_beyond_e8m0,

@@ -21,7 +21,7 @@ import numpy as np
 from ..case import Example
 from ..dtypes import DType, dtype, from_numpy
 from .base import Expected, Invalid, OpReference, Reading, VersionSemantics, readings
-from .elementwise import holds_nan
+from .plumbing import holds_nan
 
 LIMITS_SENTENCE = "They default to numeric_limits::lowest() and numeric_limits::max(), respectively."
 SCALAR_SENTENCE = "min/max: It must be a scalar(tensor of empty shape)."

@@ -126,34 +126,11 @@ class _Semantics(VersionSemantics):
         return answer(self.op, example)
 
 
-def holds_nan(value) -> bool:
-    """Whether an input holds a NaN (any float type, ml_dtypes' included; never an integer or bool)."""
-    array = np.asarray(value)
-    if array.dtype.kind in "biuSUO":
-        return False
-    if array.dtype.kind == "c":
-        return bool(np.isnan(array).any())
-    try:
-        return bool(np.isnan(array.astype(np.float64)).any())
-    except (TypeError, ValueError):
-        return False
-
-
-def nan_input(example: Example) -> bool:
-    """Any input holding a NaN: the text's functions give NaN for NaN, which a runtime computing
-    through clamps, min/max or approximations may not."""
-    return any(value is not None and holds_nan(value) for value in example.inputs.values())
-
-
-# Causes of deviations any element-wise op may have; an op's own traits come after them.
-FAMILY_TRAITS: dict[str, Callable[[Example], bool]] = {"nan-input": nan_input}
-
-
 def reference(op: Elementwise) -> OpReference:
     """The OpReference of a declared op."""
     semantics = type(f"{op.op}Semantics", (_Semantics,), {"op": op, "__doc__": f"{op.op}: every version, as declared."})
     return OpReference(
-        op=op.op, dtype_param=_dtype_param(op.op), semantics=(semantics,), traits={**FAMILY_TRAITS, **op.traits},
+        op=op.op, dtype_param=_dtype_param(op.op), semantics=(semantics,), traits=op.traits,
         rules=(bc.NOT_BROADCASTABLE, TOO_FEW_INPUTS, ATTRIBUTE_OUT_OF_RANGE, *op.rules), family=op,
     )
 

@@ -151,6 +151,14 @@ LOG_FLOAT32 = ("float32: numpy's SIMD logf measured 3.61 ULP and onnxruntime 3.3
 EXP_DOMAINS: Domains = {"float16": (-18.0, 12.0), "bfloat16": (-100.0, 90.0), "float": (-105.0, 90.0),
                         "double": (-746.0, 710.0)}
 
+def exp_beyond_2_pow_64(example) -> bool:
+    """An input whose exp is beyond 2**64 (x > 44.36): a runtime reducing x by multiples of ln 2
+    with too few bits of ln 2 loses accuracy as x grows."""
+    x = example.inputs[example.node_inputs[0]].astype(np.float64)
+    with np.errstate(invalid="ignore"):
+        return bool((np.isfinite(x) & (x > 64 * math.log(2))).any())
+
+
 EXP = Elementwise(
     op="Exp",
     real=np.exp,
@@ -158,6 +166,7 @@ EXP = Elementwise(
     budget=Budget(1.0, EXP_NARROW),
     budgets={"float": Budget(3.0, EXP_FLOAT32)},
     draw=drawn_within(EXP_DOMAINS),
+    traits={"beyond-2**64": exp_beyond_2_pow_64},
 )
 
 LOG = Elementwise(

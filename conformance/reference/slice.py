@@ -183,6 +183,15 @@ def step_beyond_int32(example: Example) -> bool:
     return any(step != 0 and (not -(2**31) <= step < 2**31 or step % 2**32 == 0) for step in params["steps"])
 
 
+def step_int32_min(example: Example) -> bool:
+    """A step of INT32_MIN (-2**31), in either index type: a runtime that negates it in 32 bits
+    overflows (its magnitude is INT32_MAX + 1), or divides by it and traps."""
+    params = REFERENCE.semantics_for(example.version).parameters(example)
+    if isinstance(params, Invalid) or not params.get("steps"):
+        return False
+    return any(step == -(2**31) for step in params["steps"])
+
+
 def default_axes_fewer_starts(example: Example) -> bool:
     """Axes omitted with fewer starts than the data has axes: the texts then slice the first
     len(starts) axes (Slice-10+ say [0, ..., ndim-1], see DEFAULT_AXES)."""
@@ -198,6 +207,6 @@ REFERENCE = OpReference(
     data_inputs=("data",),
     semantics=(Slice1, Slice10, Slice11, Slice13),
     traits={"negative-step-int-max-end": negative_step_int_max_end, "step-beyond-int32": step_beyond_int32,
-            "default-axes-fewer-starts": default_axes_fewer_starts},
+            "step-int32-min": step_int32_min, "default-axes-fewer-starts": default_axes_fewer_starts},
     rules=("axis-out-of-range", "length-mismatch", "steps-zero", "negative-axis", "repeated-axes", "index-not-1d"),
 )

@@ -19,7 +19,6 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
 
 from ..dtypes import from_elem_type
 from ..errors import UnavailableError
