@@ -156,11 +156,22 @@ def stable_seed(*parts: object) -> int:
     return int.from_bytes(digest[:8], "little")
 
 
+def dtype_param_in(version: OpVersion, dtype_param: str) -> str:
+    """The op's dtype axis as `version` names it: `dtype_param`, or where the version has no type
+    parameter of that name (DequantizeLinear-10 and -13 call x's type T, later versions T1), the
+    type parameter of its first input."""
+    if dtype_param in version.constraints or not version.inputs:
+        return dtype_param
+    first = version.inputs[0].type_param
+    return first if first in version.constraints else dtype_param
+
+
 def type_bindings(
     version: OpVersion, dtype_param: str, dtypes: tuple[str, ...] | None, types: dict[str, tuple[str, ...]]
 ) -> list[dict[str, str]]:
     """Every combination of type parameters a case runs with, primary dtype first."""
     params = [p for p, _ in version.type_constraints]
+    dtype_param = dtype_param_in(version, dtype_param)
     choices = []
     for param in params:
         if param == dtype_param:
@@ -175,6 +186,8 @@ def value_dtype(version: OpVersion, name: str, bindings: dict[str, str], attribu
     """The dtype a named input (or input-like attribute) takes under a type binding."""
     formal = version.input(name)
     if formal is not None:
+        if formal.type_param not in bindings and formal.type_param.startswith("tensor("):
+            return formal.type_param[len("tensor("):-1]  # a fixed type (QuantizeLinear-10's `tensor(float)`)
         return bindings[formal.type_param]
     if name in attribute_params:
         return bindings[attribute_params[name]]
@@ -216,4 +229,4 @@ def attribute_value(version: OpVersion, name: str, array: np.ndarray) -> Any:
     return array
 
 
-__all__ = ["Case", "Example", "Expectation", "stable_seed", "type_bindings", "value_dtype", "dtype"]
+__all__ = ["Case", "Example", "Expectation", "dtype_param_in", "stable_seed", "type_bindings", "value_dtype", "dtype"]

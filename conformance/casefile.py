@@ -33,7 +33,7 @@ from typing import Any, Callable, Iterable
 
 import yaml
 
-from .case import (Case, Example, Expectation, attribute_value, is_typed_attribute, name_clash, slug, stable_seed, type_bindings,
+from .case import (Case, Example, Expectation, attribute_value, dtype_param_in, is_typed_attribute, name_clash, slug, stable_seed, type_bindings,
                    value_dtype)
 from .dtypes import canonical_name, dtype
 from .errors import CaseFileError, ConformError
@@ -487,9 +487,11 @@ def _check_dtypes_exist_somewhere(case: Case, versions_: list[OpVersion]) -> Non
     reference = for_op(case.op)
     listed = [(reference.dtype_param, case.dtypes)] + [(p, names) for p, names in case.types]
     for param, names in listed:
+        # The dtype axis by each version's name for it (DequantizeLinear-10's T is later versions' T1).
+        named = {v: dtype_param_in(v, param) if param == reference.dtype_param else param for v in versions_}
         for name in names or ():
-            if not any(name in v.allowed(param) for v in versions_ if param in v.constraints):
-                allowed = sorted({d for v in versions_ if param in v.constraints for d in v.allowed(param)})
+            if not any(name in v.allowed(named[v]) for v in versions_ if named[v] in v.constraints):
+                allowed = sorted({d for v in versions_ if named[v] in v.constraints for d in v.allowed(named[v])})
                 if not _expects_wrong_type(case):
                     raise ValueProblem(
                         f"no version it applies to allows {param}={name} (allowed: {', '.join(allowed)}); "
@@ -524,7 +526,7 @@ def _example(case: Case, version: OpVersion, reference: OpReference, binding: di
         outputs = _stated_outputs(expect.outputs, version, binding, seed, made)
     return Example(
         version=version, name=case.name, types=binding, inputs=inputs, attributes=attributes,
-        source=case.source, dtype_param=reference.dtype_param, spec=case.spec,
+        source=case.source, dtype_param=dtype_param_in(version, reference.dtype_param), spec=case.spec,
         expect_error=expect.error, expect_outputs=outputs,
     )
 

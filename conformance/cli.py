@@ -21,6 +21,7 @@ from rich.table import Table
 from rich.text import Text
 
 from . import casefile, registry, runtime_log, strategies
+from .case import dtype_param_in
 from .errors import ConformError, OutputError, UnavailableError, UsageError
 from .execute import (DEFAULT_MAX_ELEMENTS, RunOptions, at_level, check_case_ids_found, chose_nothing, left_out_ops, parse_choice,
                       parse_shapes, parse_shard, plan, planned_count, run_examples, select_examples, shard_scope, shrink_failures, unsaved_minimal_cases, whole_run)
@@ -142,7 +143,7 @@ def list_command(
     for op in chosen:
         reference = for_op(op)
         for version in registry.versions(op):
-            dtypes = ", ".join(version.allowed(reference.dtype_param))
+            dtypes = ", ".join(version.allowed(dtype_param_in(version, reference.dtype_param)))
             table.add_row(op, str(version.since_version), dtypes, str(counts.get((op, version.since_version), 0)))
     out.print(table, soft_wrap=False)  # a table fits its cells to the width itself
 

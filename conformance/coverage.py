@@ -26,6 +26,7 @@ import onnx
 import onnx.defs
 
 from . import casefile, registry
+from .case import dtype_param_in
 from .dtypes import dtype
 from .errors import ConformError
 from .output import write_atomic
@@ -110,7 +111,7 @@ def write_json(path: Path, found: Coverage) -> None:
 def _version_coverage(schema: onnx.defs.OpSchema, covered: set[str], counts: dict[tuple[str, int], int]) -> VersionCoverage:
     cases = counts.get((schema.name, schema.since_version), 0)
     if schema.name in covered and _has_semantics(schema):
-        param = for_op(schema.name).dtype_param
+        param = _dtype_param(schema.name, schema.since_version)
         allowed = _allowed(schema.name, schema.since_version, param)
         return VersionCoverage(schema.name, schema.since_version, True, param, allowed,
                                tuple(d for d in allowed if carried(d)), cases)
@@ -124,11 +125,18 @@ def _has_semantics(schema: onnx.defs.OpSchema) -> bool:
     return any(semantics.since <= schema.since_version for semantics in for_op(schema.name).semantics)
 
 
+def _dtype_param(op: str, since_version: int) -> str:
+    """The op's dtype axis as this version names it (DequantizeLinear-10's T, later versions' T1)."""
+    param = for_op(op).dtype_param
+    found = next((v for v in registry.versions(op) if v.since_version == since_version), None)
+    return param if found is None else dtype_param_in(found, param)
+
+
 def _allowed(op: str, since_version: int, param: str) -> tuple[str, ...]:
     """The dtypes the registry's version allows for `param`: those conform draws cases in."""
     for version in registry.versions(op):
         if version.since_version == since_version:
-            return version.constraints.get(param, ())
+            return version.constraints.get(dtype_param_in(version, param), ())
     return ()
 
 

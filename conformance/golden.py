@@ -47,7 +47,7 @@ except ImportError:  # Windows: no folder locks
     fcntl = None
 
 from . import tool_versions
-from .case import HYPOTHESIS_NAME, Example, case_id, is_hypothesis_slug, slug
+from .case import HYPOTHESIS_NAME, Example, case_id, dtype_param_in, is_hypothesis_slug, slug
 from .compare import AMBIGUOUS, PASS, Verdict, judge
 from .compare import SKIPPED as SKIPPED_OUTCOME
 from .dtypes import from_elem_type, from_numpy
@@ -758,8 +758,9 @@ def example_from_test(test: GoldenTest) -> Example | str:
     types = _types(version, {name: from_numpy(a.dtype).name for name, a in inputs.items() if a is not None},
                    {name: from_numpy(v.dtype).name for name, v in attributes.items() if isinstance(v, np.ndarray)},
                    reference.attribute_params, _output_dtypes(graph))
-    name = stored_case_name(test.path, test.model, test.data_set, version, types, reference.dtype_param)
-    return Example(version, name, types, inputs, attributes, f"golden:{test.path}", reference.dtype_param)
+    dtype_param = dtype_param_in(version, reference.dtype_param)
+    name = stored_case_name(test.path, test.model, test.data_set, version, types, dtype_param)
+    return Example(version, name, types, inputs, attributes, f"golden:{test.path}", dtype_param)
 
 
 def _node_and_version(model: onnx.ModelProto) -> tuple[onnx.NodeProto, OpVersion] | str:
@@ -1029,7 +1030,7 @@ def _declared_data_sets(path: Path) -> list[_Declared] | None:
         return None
     if types is None or not data_sets:
         return None
-    dtype_param = for_op(version.op).dtype_param
+    dtype_param = dtype_param_in(version, for_op(version.op).dtype_param)
     return [_Declared(version, types[dtype_param],
                       case_id(version, stored_case_name(path, model, index, version, types, dtype_param), types, dtype_param))
             for index in range(data_sets)]

@@ -16,7 +16,7 @@ from conformance.report.json_report import _json_scalar, json_values
 from conformance.strategies.common import boundary_values, bulk_fill
 from conformance.values import pack
 
-EVERY_DTYPE = sorted({d for op in covered_ops() for v in versions(op) for d in v.allowed(for_op(op).dtype_param)})
+EVERY_DTYPE = sorted({d for op in covered_ops() for v in versions(op) for d in v.allowed(for_op(op).dtype_param_of(v))})
 
 
 def f32(*values):

@@ -160,7 +160,7 @@ def test_no_op_at_the_opset_is_a_usage_error():
 def _dtype_of_one_op_only(opset: int) -> tuple[str, str, str] | None:
     """A dtype that one covered op's version in force at `opset` allows and another's does not,
     with the two ops."""
-    allowed = {op: set(_in_force(op, opset).allowed(for_op(op).dtype_param)) for op in covered_ops()
+    allowed = {op: set(_in_force(op, opset).allowed(for_op(op).dtype_param_of(_in_force(op, opset)))) for op in covered_ops()
                if versions(op)[0].since_version <= opset}
     for name in all_names():
         having = [op for op in allowed if name in allowed[op]]
@@ -189,7 +189,7 @@ def test_a_dtype_restricts_each_op_to_it_and_leaves_out_an_op_without_it():
 def test_a_dtype_no_op_allows_is_a_usage_error():
     first, second = two_ops()
     opset = latest_opset()
-    allowed = {d for op in (first, second) for d in _in_force(op, opset).allowed(for_op(op).dtype_param)}
+    allowed = {d for op in (first, second) for d in _in_force(op, opset).allowed(for_op(op).dtype_param_of(_in_force(op, opset)))}
     unallowed = [name for name in all_names() if name not in allowed]
     if not unallowed:
         pytest.skip("the two ops allow every dtype")

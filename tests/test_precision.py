@@ -359,7 +359,7 @@ def test_verify_and_run_from_judge_stored_outputs_by_the_ops_budget(conform, tmp
     # a unary op judged by a budget of a few ULPs in float32: any one, found by its declaration
     op, since = next((op, v.since_version) for op in covered_ops() for v in versions(op)
                      if getattr(for_op(op).family, "budget", None) is not None and for_op(op).family.budget.ulps < 100
-                     and "float" in v.allowed(for_op(op).dtype_param) and len(v.inputs) == 1)
+                     and "float" in v.allowed(for_op(op).dtype_param_of(v)) and len(v.inputs) == 1)
     out = tmp_path / "golden"
     assert conform("generate", "--op", op, "--opset", str(since), "--dtype", "float", "--no-hypothesis", "--out", str(out)).code == 0
     for path in out.glob("*/test_data_set_0/output_0.pb"):

@@ -9,7 +9,8 @@ the op, and `conform list` shows it.
 from __future__ import annotations
 
 from ..errors import UsageError
-from . import activation, arithmetic, bitwise, cast, clip, comparison, constant_of_shape, elementwise, logical, math_unary, selection, slice, trigonometry, variadic
+from . import (activation, arithmetic, bitwise, cast, clip, comparison, constant_of_shape, elementwise, logical, math_unary,
+               quantize, selection, slice, trigonometry, variadic)
 from .base import Expected, Invalid, OpReference, Reading
 
 # The element-wise family's modules: each declares its ops in DECLARED (see elementwise.py).
@@ -18,6 +19,7 @@ FAMILY_MODULES = (arithmetic, activation, math_unary, comparison, logical, bitwi
 _REFERENCES: tuple[OpReference, ...] = (
     clip.REFERENCE, constant_of_shape.REFERENCE, slice.REFERENCE,
     cast.REFERENCE, cast.LIKE_REFERENCE,
+    quantize.QUANTIZE_REFERENCE, quantize.DEQUANTIZE_REFERENCE,
     *(elementwise.reference(op) for module in FAMILY_MODULES for op in module.DECLARED),
 )
 

@@ -13,7 +13,7 @@ from typing import Callable
 
 import numpy as np
 
-from ..case import Example
+from ..case import Example, dtype_param_in
 from ..registry import OpVersion
 from . import plumbing
 
@@ -78,6 +78,23 @@ def readings(candidates: list[Reading], ambiguity: str, may_reject: str | None =
     )
 
 
+def freed(options: list[Reading], undefined: np.ndarray) -> list[Reading]:
+    """The readings of a one-output op with any value allowed where the text leaves an element
+    undefined (`undefined`, a mask of the output): one for each reading that differs from the
+    others where the text defines the result, to go after those that fix every element, so that a
+    runtime following a named convention is told which."""
+    from ..compare import arrays_identical
+
+    found: list[Reading] = []
+    where = f"{int(undefined.sum())} of {undefined.size} elements"
+    for option in options:
+        defined = option.outputs[0][~undefined]
+        if not any(arrays_identical(defined, other.outputs[0][~undefined]) for other in found):
+            found.append(Reading(option.outputs, f"{option.label}; any value where the text leaves it undefined ({where})",
+                                 free=(undefined,)))
+    return found
+
+
 def _same_outputs(a: Reading, b: Reading) -> bool:
     from ..compare import arrays_identical
 
@@ -137,6 +154,10 @@ class OpReference:
             eligible = [s for s in self.semantics if s.since <= version.since_version]
             found = self._instances[version.since_version] = max(eligible, key=lambda s: s.since)()
         return found
+
+    def dtype_param_of(self, version: OpVersion) -> str:
+        """The dtype axis as `version` names it (see `case.dtype_param_in`)."""
+        return dtype_param_in(version, self.dtype_param)
 
     def attributes_of_binding(self, version: OpVersion, binding: dict[str, str]) -> dict:
         """The attributes `binding` fixes in `version` (none for most ops)."""

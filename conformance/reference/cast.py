@@ -45,7 +45,7 @@ from ..case import Example
 from ..dtypes import DType, dtype, from_numpy
 from ..registry import OpVersion
 from . import conversion as cv
-from .base import Expected, Invalid, OpReference, Reading, VersionSemantics, readings
+from .base import Expected, Invalid, OpReference, Reading, VersionSemantics, freed, readings
 
 ROUND_MODE_SENTENCE = ("round_mode: `up`: round to nearest value away from zero, `down`: round to nearest value "
                        "towards zero, `nearest`: round to nearest value and ties round up.")
@@ -283,28 +283,12 @@ def _undefined_integer(value, source: DType, target: DType) -> bool:
     return not target.lowest <= math.trunc(value) <= target.max
 
 
-def _freed(options: list[Reading], undefined: np.ndarray) -> list[Reading]:
-    """Each reading that differs from the others where the text defines the result, with any value
-    allowed where it does not: after the readings that fix those elements, so that a runtime
-    following a named convention is told which."""
-    from ..compare import arrays_identical
-
-    freed: list[Reading] = []
-    where = f"{int(undefined.sum())} of {undefined.size} elements"
-    for option in options:
-        defined = option.outputs[0][~undefined]
-        if not any(arrays_identical(defined, other.outputs[0][~undefined]) for other in freed):
-            freed.append(Reading(option.outputs, f"{option.label}; any value where the text leaves it undefined ({where})",
-                                 free=(undefined,)))
-    return freed
-
-
 def cast_expected(x: np.ndarray, target: DType, saturate: bool, round_mode: str) -> Expected:
     source = from_numpy(x.dtype)
     options = [Reading((convert(x, source, target, saturate, round_mode, p),), p.label) for p in policies(x, source, target)]
     undefined = undefined_elements(x, source, target)
     if undefined is not None and undefined.any():
-        options += _freed(options, undefined)
+        options += freed(options, undefined)
     return readings(options, ambiguity=f"readings of {source.name} to {target.name} the text leaves open: "
                                        + "; ".join(o.label for o in options))
 
