@@ -8,6 +8,7 @@ import math
 
 import numpy as np
 import pytest
+from onnx import TensorProto
 
 from conformance.case import Example, dtype_param_in
 from conformance.casefile import load_examples
@@ -327,3 +328,37 @@ def test_an_infinite_quotient_of_finite_values_saturates():
     # saturate gives 255; only a NaN or inf x is undefined.
     expected, _ = _q(19, [65504.0], 1.1920928955078125e-07, 0, "uint8", x_type="float16")
     assert {tuple(r.outputs[0].tolist()) for r in expected.readings} == {(255,)}
+
+
+# --- traits that name runtimes' causes (expectations' `when:`) ---
+
+def _holds(trait: str, made) -> bool:
+    _, example = made
+    return for_op(example.op).traits[trait](example)
+
+
+def test_quantize_traits_name_their_cause():
+    per_axis_first = _q(13, [[1.0, 2.0], [3.0, 4.0]], [1.0, 2.0], [0, 0], attributes={"axis": 0})
+    per_axis_last = _q(13, [[1.0, 2.0], [3.0, 4.0]], [1.0, 2.0], [0, 0], attributes={"axis": 1})
+    assert _holds("per-axis-not-last", per_axis_first) and not _holds("per-axis-not-last", per_axis_last)
+    assert _holds("negative-scale", _q(10, [1.0], -0.25)) and not _holds("negative-scale", _q(10, [1.0], 0.25))
+    assert _holds("float8-zero-point", _q(19, [1.0], 1.0, 0.0, out="float8e4m3fn"))
+    assert not _holds("float8-zero-point", _q(19, [1.0], 1.0, 0, out="int8"))
+    assert _holds("to-float4", _q(23, [1.0], 1.0, out="float4e2m1", attributes={"output_dtype": TensorProto.FLOAT4E2M1}))
+    beyond = _q(19, [952.0], 2.0, 0.0, out="float8e4m3fn", attributes={"saturate": 0})
+    assert _holds("float8-unsaturated-beyond", beyond)
+    assert not _holds("float8-unsaturated-beyond", _q(19, [952.0], 4.0, 0.0, out="float8e4m3fn", attributes={"saturate": 0}))
+    assert not _holds("float8-unsaturated-beyond", _q(19, [952.0], 2.0, 0.0, out="float8e4m3fn"))  # saturate=1
+    assert _holds("scale-range-overflows", _q(13, [0.0], 1.18e38, 254))  # 255 * 1.18e38 > FLT_MAX
+    assert not _holds("scale-range-overflows", _q(13, [0.0], 1e30, 254))
+    assert _holds("not-float32", _q(19, [1.0], 1.0, 0, out="int8", x_type="float16"))
+    assert not _holds("not-float32", _q(19, [1.0], 1.0, 0, out="int8"))
+
+
+def test_dequantize_traits_name_their_cause():
+    assert _holds("negative-float4", _d(23, [-3.0, 1.0], 3.0, x_type="float4e2m1"))
+    assert not _holds("negative-float4", _d(23, [3.0, 1.0], 3.0, x_type="float4e2m1"))
+    # 2253 * 3 = 6759 is no bfloat16 value; 2252 * 2 = 4504 neither, 2048 * 3 = 6144 is.
+    assert _holds("product-not-bfloat16", _d(25, [2253], 3.0, x_type="uint16", out="bfloat16"))
+    assert not _holds("product-not-bfloat16", _d(25, [2048], 3.0, x_type="uint16", out="bfloat16"))
+    assert not _holds("product-not-bfloat16", _d(25, [2253], 3.0, x_type="uint16", out="float"))

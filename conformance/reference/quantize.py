@@ -51,6 +51,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from functools import cache
 
+import ml_dtypes
 import numpy as np
 
 from ..case import Example
@@ -632,7 +633,97 @@ def blocked_empty(example: Example) -> bool:
     return found is not None and found.kind == BLOCKED and example.inputs["x"].size == 0
 
 
+def not_float32(example: Example) -> bool:
+    """A scale that is not float32, or a QuantizeLinear x that is not: a runtime implementing the
+    float32 arithmetic of versions 10 and 13 only refuses the others."""
+    x, scale, _ = _parts(example)
+    return scale.dtype != np.float32 or (_is_quantize(example) and x.dtype != np.float32)
+
+
+def float8_zero_point(example: Example) -> bool:
+    """QuantizeLinear to a float8 type with a y_zero_point given (the text keeps the formula; a
+    runtime that drops the zero point of float8 targets may lose the input too)."""
+    _, _, zero_point = _parts(example)
+    return _is_quantize(example) and zero_point is not None and from_numpy(zero_point.dtype).name in cv.FLOAT8
+
+
+def to_float4(example: Example) -> bool:
+    """QuantizeLinear to float4e2m1 (23 and later)."""
+    return _is_quantize(example) and example.version.output_dtype(0, example.types) == "float4e2m1"
+
+
+def per_axis_not_last(example: Example) -> bool:
+    """Per-axis along an axis other than x's last (a runtime that broadcasts the scale from the
+    right, as numpy does, cannot place it)."""
+    found = _granularity(example)
+    return found is not None and found.kind == PER_AXIS and found.axis != example.inputs["x"].ndim - 1
+
+
+def negative_float4(example: Example) -> bool:
+    """A float4e2m1 x or zero point holding a negative value (its sign bit set)."""
+    x, _, zero_point = _parts(example)
+    return any(a is not None and a.dtype == ml_dtypes.float4_e2m1fn and bool(np.signbit(a.astype(np.float32)).any())
+               for a in (x, zero_point))
+
+
+def negative_scale(example: Example) -> bool:
+    """A scale with a negative element (the text does not ask for a positive scale)."""
+    scale = _parts(example)[1]
+    with np.errstate(invalid="ignore"):
+        return bool((scale.astype(np.float64) < 0).any())
+
+
+def product_not_bfloat16(example: Example) -> bool:
+    """DequantizeLinear to bfloat16 where an exact (x - zero point) * scale is not a bfloat16
+    value: what a runtime rounding into bfloat16 by truncation gets one step off."""
+    if _is_quantize(example) or example.version.output_dtype(0, example.types) != "bfloat16":
+        return False
+    x, scale, zero_point = _parts(example)
+    found = _granularity(example)
+    if found is None:
+        return False
+    with np.errstate(all="ignore"):
+        wide = x.astype(np.float64) - (0.0 if zero_point is None else spread(zero_point, x.shape, found).astype(np.float64))
+        product = wide * spread(scale, x.shape, found).astype(np.float64)  # exact wherever it is a bfloat16 value
+        narrowed = product.astype(ml_dtypes.bfloat16).astype(np.float64)
+    return bool(((narrowed != product) & np.isfinite(product)).any())
+
+
+def float8_unsaturated_beyond(example: Example) -> bool:
+    """QuantizeLinear to a float8 type with saturate=0 and a quotient plus zero point beyond the
+    type's largest value (the table: NaN, or +-inf for float8e5m2)."""
+    if not _is_quantize(example) or bool(example.attributes.get("saturate", 1)):
+        return False
+    found = _spread_quotients(example, IN_PRECISION)
+    if found is None or found[2].name not in cv.FLOAT8:
+        return False
+    top = Fraction(float(found[2].max))
+    return any(_is_special(q) or abs(Fraction(q) + Fraction(zp)) > top for q, zp in zip(*found[:2]))
+
+
+def scale_range_overflows(example: Example) -> bool:
+    """QuantizeLinear with a scale whose product with the output type's span is beyond float32's
+    range: a runtime that turns the quantization into float32 input and output ranges (FakeQuantize)
+    overflows where the text divides."""
+    x, scale, _ = _parts(example)
+    target = quantize_target(example)
+    if not _is_quantize(example) or isinstance(target, Invalid):
+        return False
+    span = float(target.max) - float(target.lowest)
+    with np.errstate(all="ignore"):
+        return bool((np.abs(scale.astype(np.float64)) * span > float(np.finfo(np.float32).max)).any())
+
+
 TRAITS = {
+    "scale-range-overflows": scale_range_overflows,
+    "float8-unsaturated-beyond": float8_unsaturated_beyond,
+    "per-axis-not-last": per_axis_not_last,
+    "negative-float4": negative_float4,
+    "negative-scale": negative_scale,
+    "product-not-bfloat16": product_not_bfloat16,
+    "not-float32": not_float32,
+    "float8-zero-point": float8_zero_point,
+    "to-float4": to_float4,
     "blocked-empty": blocked_empty,
     "e5m2-overflow": e5m2_overflow,
     "quotient-beyond-int32": quotient_beyond_int32,

@@ -47,6 +47,10 @@ VOCABULARY = Vocabulary(
         # A type tract has no DatumType for, in an initializer (the Python API is never asked to
         # carry it): "Unknown DatumType Bfloat16", "Unknown DatumType Float8e4m3fnuz".
         r"Unknown DatumType \w+",
+        # A type newer than its ONNX reader ("unknown ONNX TensorProto.DataType (24)": float8e8m0),
+        # or one an op has no kernel for ("Unsupported type I16": DequantizeLinear of int16).
+        r"unknown ONNX TensorProto\.DataType \(\d+\)",
+        r"\bUnsupported type [FIU]\d+\b",
         # Equal on bool: its comparison takes numbers only.
         r"Bool is not a number",
         # Cast-1, whose `to` is a string: tract reads Cast-6's integer form only.
@@ -57,6 +61,10 @@ VOCABULARY = Vocabulary(
         # translation ("StridedSlice is typable only if stride is a const"), and ConstantOfShape's shape.
         r"is typable only if \w+ is a const",
         r"shape input is variable",
+        # QuantizeLinear/DequantizeLinear's scale and zero point: "y_scale must be a const".
+        r"\b[xy]_(scale|zero_point) must be a const\b",
+        # A granularity it does not implement: "QuantizeLinear: blocked quantization is not supported".
+        r"\b(Quantize|Dequantize)Linear: blocked quantization is not supported\b",
         # Symbolic dims it cannot reason about: two different symbols that the text lets be
         # equal at run time (Slice's starts and ends; an output of the input's shape where tract
         # broadcasts input and slope, PRelu), or a slice bound against a symbolic dim. Only a
