@@ -467,6 +467,8 @@ def _where(members: list[Finding]) -> str:
 
 def _backend_of(result) -> str | None:
     """The --backend a result's replay command names, or None."""
+    if "--backend" not in (result.replay or ""):  # most runs: no command line to split (40 us each)
+        return None
     try:
         words = shlex.split(result.replay or "")
     except ValueError:  # not a command line conform wrote
