@@ -141,8 +141,10 @@ class OpReference:
     _instances: dict[int, VersionSemantics] = field(default_factory=dict, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        # Every op has the dtype plumbing traits; an op's own trait of the same name wins.
-        object.__setattr__(self, "traits", {**plumbing.TRAITS, **self.traits})
+        # Every op has the dtype plumbing traits; an op's own trait of the same name wins, and its
+        # own come first, so that --write-expect, which breaks ties by order, names the op's cause.
+        shared = {name: trait for name, trait in plumbing.TRAITS.items() if name not in self.traits}
+        object.__setattr__(self, "traits", {**self.traits, **shared})
 
     @property
     def all_rules(self) -> tuple[str, ...]:
