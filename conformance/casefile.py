@@ -524,11 +524,15 @@ def _example(case: Case, version: OpVersion, reference: OpReference, binding: di
     outputs = None
     if expect.outputs is not None:
         outputs = _stated_outputs(expect.outputs, version, binding, seed, made)
-    return Example(
+    example = Example(
         version=version, name=case.name, types=binding, inputs=inputs, attributes=attributes,
         source=case.source, dtype_param=dtype_param_in(version, reference.dtype_param), spec=case.spec,
         expect_error=expect.error, expect_outputs=outputs,
     )
+    problem = reference.problem_with_binding(example)
+    if problem is not None:
+        raise ValueProblem(problem)
+    return example
 
 
 def _stated_outputs(written: tuple, version: OpVersion, binding: dict[str, str], seed: int, made: Made) -> tuple:

@@ -148,7 +148,7 @@ def test_quantize_output_dtype_names_the_output_without_a_zero_point():
 
 
 def test_quantize_an_unexpressed_binding_is_a_mistake_in_the_case():
-    with pytest.raises(ValueError, match="binds y to int8"):
+    with pytest.raises(ValueError, match="bind y to int8"):
         _q(21, [1.0], 1.0, None, "int8")  # neither zero point nor output_dtype: uint8
 
 
@@ -362,3 +362,15 @@ def test_dequantize_traits_name_their_cause():
     assert _holds("product-not-bfloat16", _d(25, [2253], 3.0, x_type="uint16", out="bfloat16"))
     assert not _holds("product-not-bfloat16", _d(25, [2048], 3.0, x_type="uint16", out="bfloat16"))
     assert not _holds("product-not-bfloat16", _d(25, [2253], 3.0, x_type="uint16", out="float"))
+
+
+def test_a_case_whose_output_dtype_contradicts_its_types_is_a_file_error(tmp_path):
+    from conformance.casefile import load_examples
+    from conformance.errors import CaseFileError
+
+    (tmp_path / "q.yaml").write_text("op: QuantizeLinear\ncases:\n- name: wrong_output_dtype\n  dtypes: [float]\n"
+                                     "  types: {T2: [float], T3: [int8]}\n  versions: [23]\n"
+                                     "  inputs: {x: [1.0], y_scale: 1.0}\n  attributes: {output_dtype: 2}\n")
+    with pytest.raises(CaseFileError) as raised:
+        load_examples(Q, roots=(tmp_path,))
+    assert "q.yaml:3" in str(raised.value) and "say uint8, but its types bind y to int8" in str(raised.value)

@@ -125,6 +125,9 @@ class OpReference:
     output_elements_from: Callable[[Example], int] | None = None  # when the output can outgrow the inputs
     # The attributes a type binding fixes (Cast's `to` names T2): a case file that leaves one out gets it.
     binding_attributes: Callable[[OpVersion, dict[str, str]], dict] | None = None
+    # What is wrong with a case whose inputs or attributes name another type than its binding
+    # (QuantizeLinear's zero point and output_dtype against T3), or None: a case file's mistake.
+    binding_problem: Callable[[Example], str | None] | None = None
     # Named facts about what a case contains ("a negative step meets an INT_MAX end"), for
     # expectations that describe a known deviation by its cause instead of by case ids.
     traits: dict[str, Callable[[Example], bool]] = field(default_factory=dict)
@@ -160,6 +163,10 @@ class OpReference:
     def dtype_param_of(self, version: OpVersion) -> str:
         """The dtype axis as `version` names it (see `case.dtype_param_in`)."""
         return dtype_param_in(version, self.dtype_param)
+
+    def problem_with_binding(self, example: Example) -> str | None:
+        """Why `example` contradicts its own type binding, or None (see `binding_problem`)."""
+        return None if self.binding_problem is None else self.binding_problem(example)
 
     def attributes_of_binding(self, version: OpVersion, binding: dict[str, str]) -> dict:
         """The attributes `binding` fixes in `version` (none for most ops)."""

@@ -326,10 +326,7 @@ class _QuantizeSemantics(VersionSemantics):
         target = quantize_target(example)
         if isinstance(target, Invalid):
             return Expected(invalid=target)
-        bound = example.version.output_dtype(0, example.types)
-        if target.name != bound:
-            raise ValueError(f"{example.id}: the case's zero point and output_dtype say {target.name}, "
-                             f"but the case binds y to {bound}")
+        _check_binding(example)
         found = check_shapes(example, x, scale, zero_point)
         if isinstance(found, Invalid):
             return Expected(invalid=found)
@@ -421,10 +418,7 @@ class _DequantizeSemantics(VersionSemantics):
         x, scale, zero_point = example.inputs["x"], example.inputs["x_scale"], example.inputs.get("x_zero_point")
         scale_type = from_numpy(scale.dtype)
         target = dequantize_target(example, scale_type)
-        bound = example.version.output_dtype(0, example.types)
-        if target.name != bound:
-            raise ValueError(f"{example.id}: the case's scale and output_dtype say {target.name}, "
-                             f"but the case binds y to {bound}")
+        _check_binding(example)
         found = check_shapes(example, x, scale, zero_point)
         if isinstance(found, Invalid):
             return Expected(invalid=found)
@@ -747,6 +741,28 @@ RULES = ("zero-point-shape", "output-dtype-mismatch", "axis-out-of-range", "scal
          "int32-zero-point")
 
 
+def output_type_problem(example: Example) -> str | None:
+    """Where a case's zero point (QuantizeLinear), scale (DequantizeLinear) or `output_dtype` say
+    another output type than its binding: a case file's mistake, told at its line."""
+    if _is_quantize(example):
+        target, what = quantize_target(example), "zero point and output_dtype say"
+        if isinstance(target, Invalid):  # output_dtype against the zero point: a rule of the text
+            return None
+    else:
+        target, what = dequantize_target(example, from_numpy(example.inputs["x_scale"].dtype)), "scale and output_dtype say"
+    bound = example.version.output_dtype(0, example.types)
+    if target.name == bound:
+        return None
+    return f"the case's {what} {target.name}, but its types bind y to {bound}: write the types that agree"
+
+
+def _check_binding(example: Example) -> None:
+    """Drawn cases and case files (which `output_type_problem` checks as they load) always agree."""
+    problem = output_type_problem(example)
+    if problem is not None:
+        raise ValueError(f"{example.id}: {problem}")
+
+
 def dequantize_output_dtype(version, binding: dict[str, str]) -> dict:
     """DequantizeLinear-23 and later: `output_dtype` where the binding's y type differs from the
     scale's (the only way the attributes express it)."""
@@ -757,7 +773,9 @@ def dequantize_output_dtype(version, binding: dict[str, str]) -> dict:
 
 # The zero points stay graph inputs too: onnx's checker refuses a float6 Constant.
 QUANTIZE_REFERENCE = OpReference(op="QuantizeLinear", dtype_param="T1", data_inputs=("x", "y_zero_point"),
-                                 semantics=(QuantizeLinear10,), traits=TRAITS, rules=RULES)
+                                 semantics=(QuantizeLinear10,), traits=TRAITS, rules=RULES,
+                                 binding_problem=output_type_problem)
 DEQUANTIZE_REFERENCE = OpReference(op="DequantizeLinear", dtype_param="T1", data_inputs=("x", "x_zero_point"),
                                    semantics=(DequantizeLinear10,), traits=TRAITS, rules=RULES,
+                                   binding_problem=output_type_problem,
                                    binding_attributes=dequantize_output_dtype)
