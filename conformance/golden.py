@@ -760,7 +760,11 @@ def example_from_test(test: GoldenTest) -> Example | str:
                    reference.attribute_params, _output_dtypes(graph))
     dtype_param = dtype_param_in(version, reference.dtype_param)
     name = stored_case_name(test.path, test.model, test.data_set, version, types, dtype_param)
-    return Example(version, name, types, inputs, attributes, f"golden:{test.path}", dtype_param)
+    example = Example(version, name, types, inputs, attributes, f"golden:{test.path}", dtype_param)
+    problem = reference.problem_with_binding(example)  # a node whose attributes contradict its output's type
+    if problem is not None:
+        raise GoldenError(f"{test.path}: {problem}")
+    return example
 
 
 def _node_and_version(model: onnx.ModelProto) -> tuple[onnx.NodeProto, OpVersion] | str:

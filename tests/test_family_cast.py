@@ -268,3 +268,21 @@ def test_the_other_readings_differ_from_the_first_in_one_choice_only():
     toward_zero = convert(x, dtype("double"), dtype("float16"), True, "up", Policy(float_rounding=cv.TOWARD_ZERO))
     assert toward_zero.tolist() == [1.0, math.inf]  # beyond range: inf, as the text says, whatever the rounding
     assert ml_dtypes.finfo(ml_dtypes.float8_e8m0fnu).bits == 8
+
+
+def test_a_stored_cast_whose_to_contradicts_its_output_type_is_unreadable_not_a_traceback(tmp_path, conform):
+    from onnx import helper, numpy_helper
+
+    folder = tmp_path / "golden" / "test_cast_contradicting"
+    (folder / "test_data_set_0").mkdir(parents=True)
+    node = helper.make_node("Cast", ["x"], ["y"], to=TensorProto.FLOAT)
+    graph = helper.make_graph([node], "g", [helper.make_tensor_value_info("x", TensorProto.DOUBLE, [2])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT16, [2])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    (folder / "model.onnx").write_bytes(model.SerializeToString())
+    (folder / "test_data_set_0" / "input_0.pb").write_bytes(numpy_helper.from_array(np.array([1.0, 2.0]), "x").SerializeToString())
+    (folder / "test_data_set_0" / "output_0.pb").write_bytes(
+        numpy_helper.from_array(np.array([1.0, 2.0], np.float16), "y").SerializeToString())
+    result = conform("verify", str(tmp_path / "golden"))
+    assert "'to' names float, but the output's type (T2) is float16" in result.stdout + result.stderr
+    assert "Traceback" not in result.stdout + result.stderr and result.code != 0
