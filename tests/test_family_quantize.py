@@ -374,3 +374,12 @@ def test_a_case_whose_output_dtype_contradicts_its_types_is_a_file_error(tmp_pat
     with pytest.raises(CaseFileError) as raised:
         load_examples(Q, roots=(tmp_path,))
     assert "q.yaml:3" in str(raised.value) and "say uint8, but its types bind y to int8" in str(raised.value)
+
+
+def test_ties_counts_a_tie_of_any_reading():
+    # 568980.25 / 36.5 is 15588.5 exactly and in float32; in bfloat16 (the scale's precision) x is
+    # 569344 and the quotient 15616: a tie only where the division is wider than the text's.
+    made = _q(24, [568980.25], 36.5, 1, out="int16", scale_type="bfloat16")
+    assert _holds("ties", made)
+    assert not _holds("ties", _q(24, [568980.0], 36.5, 1, out="int16", scale_type="bfloat16"))
+    assert _holds("ties", _q(13, [2.5], 1.0, 0, out="int8"))  # 2.5 in every reading

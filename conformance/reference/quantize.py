@@ -507,14 +507,17 @@ def _spread_quotients(example: Example, how: str) -> tuple[list, list, DType] | 
 
 
 def ties(example: Example) -> bool:
-    """QuantizeLinear: a quotient (as conform computes it) exactly halfway between two integers,
-    for an integer target."""
+    """QuantizeLinear: a quotient exactly halfway between two integers, for an integer target, as
+    one of the readings computes it (in the division's precision, exactly, or in float32)."""
     if not _is_quantize(example):
         return False
-    found = _spread_quotients(example, IN_PRECISION)
-    if found is None or found[2].kind == "float":
-        return False
-    return any(isinstance(q, Fraction) and (q * 2).denominator == 1 and q.denominator == 2 for q in found[0])
+    for how in (IN_PRECISION, EXACT, IN_FLOAT32):
+        found = _spread_quotients(example, how)
+        if found is None or found[2].kind == "float":
+            return False
+        if any(isinstance(q, Fraction) and q.denominator == 2 for q in found[0]):
+            return True
+    return False
 
 
 def saturates(example: Example) -> bool:
