@@ -33,7 +33,7 @@ from typing import Any, Callable, Iterable
 
 import yaml
 
-from .case import (Case, Example, Expectation, attribute_value, dtype_param_in, is_typed_attribute, name_clash, slug, stable_seed, type_bindings,
+from .case import (Case, Example, Expectation, attribute_value, is_typed_attribute, name_clash, slug, stable_seed, type_bindings,
                    value_dtype)
 from .dtypes import canonical_name, dtype
 from .errors import CaseFileError, ConformError
@@ -488,7 +488,7 @@ def _check_dtypes_exist_somewhere(case: Case, versions_: list[OpVersion]) -> Non
     listed = [(reference.dtype_param, case.dtypes)] + [(p, names) for p, names in case.types]
     for param, names in listed:
         # The dtype axis by each version's name for it (DequantizeLinear-10's T is later versions' T1).
-        named = {v: dtype_param_in(v, param) if param == reference.dtype_param else param for v in versions_}
+        named = {v: reference.dtype_param_of(v) if param == reference.dtype_param else param for v in versions_}
         for name in names or ():
             if not any(name in v.allowed(named[v]) for v in versions_ if named[v] in v.constraints):
                 allowed = sorted({d for v in versions_ if named[v] in v.constraints for d in v.allowed(named[v])})
@@ -526,7 +526,7 @@ def _example(case: Case, version: OpVersion, reference: OpReference, binding: di
         outputs = _stated_outputs(expect.outputs, version, binding, seed, made)
     example = Example(
         version=version, name=case.name, types=binding, inputs=inputs, attributes=attributes,
-        source=case.source, dtype_param=dtype_param_in(version, reference.dtype_param), spec=case.spec,
+        source=case.source, dtype_param=reference.dtype_param_of(version), spec=case.spec,
         expect_error=expect.error, expect_outputs=outputs,
     )
     problem = reference.problem_with_binding(example)

@@ -21,7 +21,6 @@ from rich.table import Table
 from rich.text import Text
 
 from . import casefile, registry, runtime_log, strategies
-from .case import dtype_param_in
 from .errors import ConformError, OutputError, UnavailableError, UsageError
 from .execute import (DEFAULT_MAX_ELEMENTS, RunOptions, at_level, check_case_ids_found, chose_nothing, left_out_ops, parse_choice,
                       parse_shapes, parse_shard, plan, planned_count, run_examples, select_examples, shard_scope, shrink_failures, unsaved_minimal_cases, whole_run)
@@ -143,7 +142,7 @@ def list_command(
     for op in chosen:
         reference = for_op(op)
         for version in registry.versions(op):
-            dtypes = ", ".join(version.allowed(dtype_param_in(version, reference.dtype_param)))
+            dtypes = ", ".join(version.allowed(reference.dtype_param_of(version)))
             table.add_row(op, str(version.since_version), dtypes, str(counts.get((op, version.since_version), 0)))
     out.print(table, soft_wrap=False)  # a table fits its cells to the width itself
 
@@ -322,7 +321,7 @@ def run_command(
         written += _write_other_reports(doc, junit, html_report, strict, writes)
         reported = _write_json_report(path, doc, writes)
         shown = console_report.FAILING_SHOWN + (("ambiguous", "unsupported") if verbose else ())
-        console_report.render(results, out, _shown(path) if reported else None, show=shown)
+        console_report.render(results, out, _shown(path) if reported else None, show=shown, notes=doc["notes"])
         _print_lines(written)
         console_report.expectation_news(out, doc, strict)
         for line in not_judged_lines(expectations, unjudged, ran_variants(results, runner_info), runner_info, options):
@@ -757,7 +756,8 @@ def verify_command(
         doc["complete"] = not stops.cut_short
         writes = Writes()
         reported = _write_json_report(path, doc, writes)
-        console_report.render(results, out, _shown(path) if reported else None, show=("fail", "error", "lenient"))
+        console_report.render(results, out, _shown(path) if reported else None, show=("fail", "error", "lenient"),
+                              notes=doc["notes"])
         _print_skipped(skipped)
         _print_unreadable(unreadable)
         with writes.attempt():

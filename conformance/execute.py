@@ -20,7 +20,7 @@ from typing import Any, Callable, Iterable, Iterator
 import numpy as np
 
 from . import casefile, compare, strategies
-from .case import Example, dtype_param_in, stable_seed
+from .case import Example, stable_seed
 from .compare import Verdict
 from .errors import UsageError
 from .model import DEFAULT_SHAPES, SHAPES, BuiltModel, build, checker_problem, example_key
@@ -137,13 +137,13 @@ def _op_choice(options: RunOptions) -> tuple[tuple[tuple[str, tuple[OpVersion, .
         raise UsageError(f"no op of the run exists at opset {options.opset}: {'; '.join(why_not.values())}")
     chosen = []
     for op, candidates in in_force:
-        param = for_op(op).dtype_param
+        reference = for_op(op)
         kept = tuple(v for v in candidates
-                     if not options.dtypes or any(d in v.allowed(dtype_param_in(v, param)) for d in options.dtypes))
+                     if not options.dtypes or any(d in v.allowed(reference.dtype_param_of(v)) for d in options.dtypes))
         if kept:
             chosen.append((op, kept))
         else:
-            allowed = sorted({d for v in candidates for d in v.allowed(dtype_param_in(v, param))})
+            allowed = sorted({d for v in candidates for d in v.allowed(reference.dtype_param_of(v))})
             who = candidates[0].label if len(candidates) == 1 else f"no version of {op}"
             what = f"{'allows none of' if len(candidates) == 1 else 'allows'} --dtype {' or '.join(options.dtypes)}"
             why_not[op] = f"{who} {what} (allowed: {', '.join(allowed)})"
@@ -168,10 +168,10 @@ def _in_force(op: str, opset: int | None) -> tuple[OpVersion, ...] | str:
 
 def _check_dtype_allowed(name: str, in_force: list[tuple[str, tuple[OpVersion, ...]]]) -> None:
     """A `--dtype` some version of some op of the run allows; else a UsageError naming those they allow."""
-    allows = lambda op, version: name in version.allowed(dtype_param_in(version, for_op(op).dtype_param))
+    allows = lambda op, version: name in version.allowed(for_op(op).dtype_param_of(version))
     if any(allows(op, v) for op, candidates in in_force for v in candidates):
         return
-    allowed = sorted({d for op, candidates in in_force for v in candidates for d in v.allowed(dtype_param_in(v, for_op(op).dtype_param))})
+    allowed = sorted({d for op, candidates in in_force for v in candidates for d in v.allowed(for_op(op).dtype_param_of(v))})
     if len(in_force) == 1:  # as a run of one op has always said it
         op, candidates = in_force[0]
         where = candidates[0].label if len(candidates) == 1 else f"any version of {op}"

@@ -47,7 +47,7 @@ except ImportError:  # Windows: no folder locks
     fcntl = None
 
 from . import tool_versions
-from .case import HYPOTHESIS_NAME, Example, case_id, dtype_param_in, is_hypothesis_slug, slug
+from .case import HYPOTHESIS_NAME, Example, case_id, is_hypothesis_slug, slug
 from .compare import AMBIGUOUS, PASS, Verdict, judge
 from .compare import SKIPPED as SKIPPED_OUTCOME
 from .dtypes import from_elem_type, from_numpy
@@ -758,7 +758,7 @@ def example_from_test(test: GoldenTest) -> Example | str:
     types = _types(version, {name: from_numpy(a.dtype).name for name, a in inputs.items() if a is not None},
                    {name: from_numpy(v.dtype).name for name, v in attributes.items() if isinstance(v, np.ndarray)},
                    reference.attribute_params, _output_dtypes(graph))
-    dtype_param = dtype_param_in(version, reference.dtype_param)
+    dtype_param = reference.dtype_param_of(version)
     name = stored_case_name(test.path, test.model, test.data_set, version, types, dtype_param)
     example = Example(version, name, types, inputs, attributes, f"golden:{test.path}", dtype_param)
     problem = reference.problem_with_binding(example)  # a node whose attributes contradict its output's type
@@ -1034,7 +1034,7 @@ def _declared_data_sets(path: Path) -> list[_Declared] | None:
         return None
     if types is None or not data_sets:
         return None
-    dtype_param = dtype_param_in(version, for_op(version.op).dtype_param)
+    dtype_param = for_op(version.op).dtype_param_of(version)
     return [_Declared(version, types[dtype_param],
                       case_id(version, stored_case_name(path, model, index, version, types, dtype_param), types, dtype_param))
             for index in range(data_sets)]

@@ -12,7 +12,6 @@ import pytest
 from onnx import AttributeProto
 from typer.testing import CliRunner
 
-from conformance.case import dtype_param_in
 from conformance.cli import app
 from conformance.dtypes import dtype
 from conformance.errors import ConformError
@@ -59,7 +58,7 @@ def expected_totals() -> tuple[int, ...]:
     """The totals line's six numbers, from onnx.defs and the covered ops' registered versions; a
     covered op covers every version (a test elsewhere fails when a version lacks a reference)."""
     found = schemas()
-    covered = {(op, v.since_version): v.allowed(dtype_param_in(v, for_op(op).dtype_param))
+    covered = {(op, v.since_version): v.allowed(for_op(op).dtype_param_of(v))
                for op in covered_ops() for v in versions(op)}
     pairs = sum(len(covered[(s.name, s.since_version)]) if (s.name, s.since_version) in covered else widest_count(s)
                 for s in found)
@@ -90,7 +89,7 @@ def test_every_covered_op_and_version_is_listed_as_covered(tmp_path):
         for version in versions(op):
             row = rows[(op, version.since_version)]
             assert row["covered"] is True and row["reason"] is None, row
-            param = dtype_param_in(version, reference.dtype_param)  # DequantizeLinear-10 names it T
+            param = reference.dtype_param_of(version)  # DequantizeLinear-10 names it T
             assert row["type_param"] == param and row["allowed"] == list(version.allowed(param))
     assert {op for op, _ in rows if rows[(op, _)]["covered"]} == set(covered_ops())
 

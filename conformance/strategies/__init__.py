@@ -24,7 +24,7 @@ import time
 from functools import cache
 from typing import TYPE_CHECKING, Callable
 
-from ..case import HYPOTHESIS_NAME, Example, case_id, dtype_param_in, stable_seed, type_bindings
+from ..case import HYPOTHESIS_NAME, Example, case_id, stable_seed, type_bindings
 from ..reference import for_op
 from ..registry import OpVersion
 from . import cast, clip, constant_of_shape, quantize, slice
@@ -144,7 +144,7 @@ def _named(example: Example, index: int, seed: int) -> Example:
 def group_ids(version: OpVersion, binding: dict[str, str], count: int) -> list[str]:
     """The ids of the examples `draw_group` gives, known without drawing them (the first of them
     only, when hypothesis exhausts the group's space)."""
-    dtype_param = dtype_param_in(version, for_op(version.op).dtype_param)
+    dtype_param = for_op(version.op).dtype_param_of(version)
     return [case_id(version, HYPOTHESIS_NAME.format(index), binding, dtype_param) for index in range(count)]
 
 
@@ -152,7 +152,7 @@ def bindings(version: OpVersion, dtypes: tuple[str, ...] = ()) -> list[dict[str,
     """Every type binding of a version, from its type constraints (restricted to `dtypes` if given)."""
     reference = for_op(version.op)
     all_bindings = type_bindings(version, reference.dtype_param, None, {})
-    return [b for b in all_bindings if not dtypes or b[dtype_param_in(version, reference.dtype_param)] in dtypes]
+    return [b for b in all_bindings if not dtypes or b[reference.dtype_param_of(version)] in dtypes]
 
 
 def generate(versions: list[OpVersion], count: int, seed: int, dtypes: tuple[str, ...] = ()) -> list[Example]:
