@@ -107,9 +107,7 @@ def beyond_float8_output(example: Example) -> bool:
     """A number (or an infinity) in an input beyond the largest finite value of a float8 output
     type (float8e4m3fn, float8e5m2): what a runtime converting into float8 without saturating
     gives as NaN or inf."""
-    version = example.version
-    outputs = {version.output_dtype(k, example.types) for k in range(len(version.outputs))}
-    largest = [FLOAT8_MAX[name] for name in outputs if name in FLOAT8_MAX]
+    largest = [FLOAT8_MAX[name] for name in _output_types(example) if name in FLOAT8_MAX]
     if not largest:
         return False
     return any(_beyond(value, min(largest)) for value in example.inputs.values() if value is not None)
@@ -119,8 +117,7 @@ def inexact_into_bfloat16(example: Example) -> bool:
     """A bfloat16 output and a value of another type in an input that bfloat16 does not hold
     exactly: what a runtime converting into bfloat16 by truncation, not to nearest even, gets
     one step off."""
-    version = example.version
-    if "bfloat16" not in {version.output_dtype(k, example.types) for k in range(len(version.outputs))}:
+    if "bfloat16" not in _output_types(example):
         return False
     return any(_not_bfloat16(value) for value in example.inputs.values() if value is not None)
 
@@ -135,18 +132,10 @@ def rank_0(example: Example) -> bool:
 def bfloat16_result_rounded(example: Example) -> bool:
     """A bfloat16 output whose exact value (the text's, before rounding: `Reading.precise`) bfloat16
     does not hold: what a runtime rounding into bfloat16 by truncation gets one step off."""
-    version = example.version
-    if "bfloat16" not in {version.output_dtype(k, example.types) for k in range(len(version.outputs))}:
+    if "bfloat16" not in _output_types(example):
         return False
-    try:
-        from . import for_op  # here: the registry imports this module
-
-        expected = for_op(example.op).expected(example)
-    except Exception:  # noqa: BLE001 - a case the reference cannot answer has no exact value to look at
-        return False
-    if not expected.is_valid or not expected.readings:
-        return False
-    return any(precise is not None and _not_bfloat16(precise) for precise in expected.readings[0].precise)
+    reading = _text_reading(example)
+    return reading is not None and any(precise is not None and _not_bfloat16(precise) for precise in reading.precise)
 
 
 def _arrays(example: Example, *dtypes: np.dtype) -> Iterator[np.ndarray]:
@@ -156,22 +145,34 @@ def _arrays(example: Example, *dtypes: np.dtype) -> Iterator[np.ndarray]:
             yield value
 
 
-def _text_outputs(example: Example, *dtypes: np.dtype) -> tuple[np.ndarray, ...]:
-    """The outputs the text gives (its first reading) that have one of `dtypes`; none where no
-    output has, or the text finds the input invalid. Computed only when some output has one."""
-    onnx_names = {ONNX_NAMES[dtype] for dtype in dtypes}
+def _output_types(example: Example) -> set[str]:
+    """The ONNX names of the example's output types, from its version and type binding."""
     version = example.version
+    return {version.output_dtype(k, example.types) for k in range(len(version.outputs))}
+
+
+def _text_reading(example: Example):
+    """The text's first reading of the example; None where the text finds it invalid, or its
+    reference cannot answer it."""
     try:
-        if not any(version.output_dtype(k, example.types) in onnx_names for k in range(len(version.outputs))):
-            return ()
         from . import for_op  # here: the registry imports this module
 
         expected = for_op(example.op).expected(example)
     except Exception:  # noqa: BLE001 - a case the reference cannot answer has no text output to look at
+        return None
+    return expected.readings[0] if expected.is_valid and expected.readings else None
+
+
+def _text_outputs(example: Example, *dtypes: np.dtype) -> tuple[np.ndarray, ...]:
+    """The outputs the text gives (its first reading) that have one of `dtypes`; none where no
+    output has, or the text finds the input invalid. Computed only when some output has one."""
+    try:
+        if not _output_types(example) & {ONNX_NAMES[dtype] for dtype in dtypes}:
+            return ()
+    except Exception:  # noqa: BLE001 - a binding without the output's type parameter: no output to look at
         return ()
-    if not expected.is_valid or not expected.readings:
-        return ()
-    return tuple(np.asarray(o) for o in expected.readings[0].outputs if np.asarray(o).dtype in dtypes)
+    reading = _text_reading(example)
+    return () if reading is None else tuple(np.asarray(o) for o in reading.outputs if np.asarray(o).dtype in dtypes)
 
 
 def _holds_infinity(array: np.ndarray) -> bool:
