@@ -249,7 +249,10 @@ def _variant_items(result) -> list[tuple[str, str]]:
 FAILING_SHOWN = FAILING + (LENIENT,)  # what fails a run, and what a runtime accepts that the text forbids
 
 
-def render(results, console: Console, report_path: str | None = None, show: tuple[str, ...] = FAILING_SHOWN) -> None:
+def render(results, console: Console, report_path: str | None = None, show: tuple[str, ...] = FAILING_SHOWN,
+           notes: list[str] | None = None) -> None:
+    """The console report; `notes` are the run's summary notes where the JSON report has them
+    already (`hints.run_notes`, worked out here otherwise)."""
     if results:  # a table of no rows is only its borders (a verify that could read none of its tests)
         print_table(console, summary_table(results))
     rows = profile(results)
@@ -265,7 +268,7 @@ def render(results, console: Console, report_path: str | None = None, show: tupl
                       soft_wrap=True, markup=False)
     for line in differing_variants(results):
         console.print(line, highlight=False, soft_wrap=True)
-    for line in run_notes(results):  # failures confined to one mode, refusals that ask for static shapes
+    for line in run_notes(results) if notes is None else notes:  # failures in one mode, refusals asking for static shapes
         console.print(f"note: {line}", style="bold", highlight=False, soft_wrap=True, markup=False)
     console.print(summary_line(summary(results)), soft_wrap=True)
     if report_path:
