@@ -35,6 +35,7 @@ from .report import exit_code, gate_record, json_report, plural
 from .model import DEFAULT_SHAPES, MODES
 from .output import STDOUT, Writes, check_writable, is_stdout, is_stream
 from .runners import DEFAULT_TIMEOUT, MAX_TIMEOUT, MIN_TIMEOUT, OPTIMIZATIONS, RunnerSpec, make_runner, runner_of
+from .runners.base import ModelNeeds
 from .runners.refusals import parse_options as parse_refusals
 from .lifetime import interrupt, limit_worker_memory, settle_imports
 
@@ -49,7 +50,8 @@ def _exit_codes(zero: str, one: str | None, usage: str = "a usage or input error
 
 
 NOT_CONFORMANT = ("not (a fail, error, crash, timeout or fallback; also a lenient case under --strict-validation, an "
-                  "unsupported one under --fail-on-unsupported, an xpass or a stale expectation under --strict)")
+                  "unsupported one under --fail-on-unsupported, an imprecise one under --strict-precision, an xpass or a "
+                  "stale expectation under --strict)")
 EXIT_CODES = _exit_codes("conformant", NOT_CONFORMANT)
 NO_WORKER = "no worker process could be started"  # what makes exit 3 for a command that runs no runtime
 # The headings a command's --help lists its options under, in this order, by what they are for.
@@ -58,7 +60,8 @@ OPTION_SECTIONS = {
                            "--no-hypothesis", "--no-yaml", "--shard", "--from", "--out", "--include-ambiguous", "--force"),
     "The runtime": ("--runner", "--provider", "--backend", "--refusal", "--against", "--mode", "--shapes", "--optimizations", "--timeout",
                     "--no-isolation", "--memory-limit", "--jobs"),
-    "Judging": ("--strict-zero", "--strict-validation", "--fail-on-unsupported", "--max-elements", "--shrink", "--expect"),
+    "Judging": ("--strict-zero", "--strict-validation", "--fail-on-unsupported", "--strict-precision", "--max-elements", "--shrink",
+                "--expect"),
     "Reports": ("--report-json", "--junit", "--html", "--write-expect", "--verbose", "--missing", "--json"),
     "CI gating": ("--strict", "--ci"),
 }
@@ -118,10 +121,21 @@ MEMORY_LIMIT = typer.Option(None, "--memory-limit", min=0, metavar="MIB",
 REPORT_JSON = typer.Option(None, "--report-json", help="Where to write the JSON report (-: stdout, the console report then on stderr).")
 CASE = typer.Option([], "--case", help="Only the case with this id (repeatable); see a report's 'replay'.")
 STRICT_ZERO = typer.Option(False, "--strict-zero", help="Tell +0.0 from -0.0.")
+STRICT_PRECISION = typer.Option(False, "--strict-precision",
+                                help="An imprecise case (beyond its precision budget, within its wrong-answer line) fails "
+                                     "(see docs/precision.md).")
 MODE = typer.Option("input", "--mode", metavar="[input|initializer|constant|all]", help="Non-data inputs as graph inputs, initializers, Constant nodes, or all three: input|initializer|constant|all.")
 SHAPES = typer.Option(DEFAULT_SHAPES, "--shapes", metavar="[symbolic|static]",
                       help="Graph inputs' dims: symbolic (one model for every shape) or static (each case's own dims, "
                            "for engines that need static shapes).")
+# run's --mode and --shapes: unset, a run uses what its runner declares it needs (tract: static,
+# initializer; see runners.base.ModelNeeds), else conform's defaults.
+RUN_MODE = typer.Option(None, "--mode", metavar="[input|initializer|constant|all]",
+                        help="Non-data inputs as graph inputs, initializers, Constant nodes, or all three: "
+                             "input|initializer|constant|all (default: input, or what the runner needs: tract initializer).")
+RUN_SHAPES = typer.Option(None, "--shapes", metavar="[symbolic|static]",
+                          help="Graph inputs' dims: symbolic (one model for every shape) or static (each case's own dims) "
+                               "(default: symbolic, or what the runner needs: tract static).")
 JOBS = typer.Option(None, "--jobs", min=1, help="Worker processes (default, for runs big enough: one per core; 1: none).")
 MAX_ELEMENTS = typer.Option(DEFAULT_MAX_ELEMENTS, "--max-elements", min=1, help="Refuse cases whose output would be larger.")
 
@@ -210,14 +224,15 @@ def run_command(
     strict_zero: bool = STRICT_ZERO,
     strict_validation: bool = typer.Option(False, "--strict-validation", help="Fail when a runtime accepts invalid input."),
     fail_on_unsupported: bool = typer.Option(False, "--fail-on-unsupported", help="Fail on unsupported cases."),
+    strict_precision: bool = STRICT_PRECISION,
     verbose: bool = typer.Option(False, "--verbose", "-v", help="Also detail ambiguous and unsupported cases."),
     examples: int = EXAMPLES,
     seed: int = SEED,
     no_hypothesis: bool = NO_HYPOTHESIS,
     no_yaml: bool = NO_YAML,
     shrink: int = typer.Option(4, "--shrink", min=0, help="Shrink the failures of at most this many version x dtype groups."),
-    mode: str = MODE,
-    shapes: str = SHAPES,
+    mode: Optional[str] = RUN_MODE,
+    shapes: Optional[str] = RUN_SHAPES,
     optimizations: str = typer.Option("on", "--optimizations", metavar="[on|off|both]", help="onnxruntime graph optimizations."),
     timeout: float = TIMEOUT,
     no_isolation: bool = NO_ISOLATION,
@@ -240,9 +255,14 @@ def run_command(
     limit_worker_memory(memory_limit)
     chosen_ops = _chosen_ops(ops, all_ops)
     if from_dirs:
-        _check_golden_run_options(chosen_ops, opset, mode, cases, only_cases, shapes)
+        _check_golden_run_options(chosen_ops, opset, "input" if mode is None else mode, cases, only_cases,
+                                  DEFAULT_SHAPES if shapes is None else shapes)
     elif not chosen_ops:
         raise UsageError("--op is required (or --all, or --from DIR to run stored golden tests)")
+    needs = ModelNeeds() if from_dirs else RunnerSpec(runner, provider, backend).model_needs()
+    applied = _applied_needs(needs, mode, shapes)
+    mode = applied.mode or ("input" if mode is None else mode)
+    shapes = applied.shapes or (DEFAULT_SHAPES if shapes is None else shapes)
     options = RunOptions(
         ops=chosen_ops,
         opset=opset,
@@ -257,13 +277,18 @@ def run_command(
         shrink=shrink,
         modes=parse_choice(mode, MODES, "--mode"),
         shapes=parse_shapes(shapes),
+        states_model_options=bool(needs.words()),
         max_elements=max_elements,
         shard=parse_shard(shard),
         timeout=timeout,
         strict_validation=strict_validation,
         fail_on_unsupported=fail_on_unsupported,
+        strict_precision=strict_precision,
     )
     left_out = _note_left_out_ops(options)
+    needs_note = _needs_note(runner, applied)
+    if needs_note:
+        _note(needs_note)
     expectations = load_expectations(expect) if expect else []
     levels = parse_choice(optimizations, OPTIMIZATIONS, "--optimizations")
     refusals = parse_refusals(refusal)
@@ -306,8 +331,11 @@ def run_command(
             with writes.attempt():
                 written.append(write_expectations(results, expectations, stale, runner_info, write_expect, options))
         # Recorded: the JUnit report and merge judge by it.
-        gate = gate_record(options.strict_validation, options.fail_on_unsupported, strict)
+        gate = gate_record(options.strict_validation, options.fail_on_unsupported, strict, options.strict_precision)
         doc = json_report.document(results, runner_info, None if from_dirs else seed, _options_record(options) | gate)
+        if needs_note:  # which of options.modes and options.shapes the runner's declaration chose, and why
+            doc["options"]["runner_defaults"] = _needs_record(applied)
+            doc["notes"].insert(0, needs_note)
         if from_dirs:
             doc["options"]["from"] = [str(p) for p in from_dirs]
             doc["skipped"] = _skipped_records(skipped)
@@ -320,7 +348,8 @@ def run_command(
             doc["unmatched_expectations"] = _entry_records(stale_among(unmatched, whole_run(options), ran_ids))
         written += _write_other_reports(doc, junit, html_report, strict, writes)
         reported = _write_json_report(path, doc, writes)
-        shown = console_report.FAILING_SHOWN + (("ambiguous", "unsupported") if verbose else ())
+        shown = console_report.FAILING_SHOWN + (("imprecise",) if strict_precision else ()) + \
+            (("ambiguous", "unsupported") if verbose else ())
         console_report.render(results, out, _shown(path) if reported else None, show=shown, notes=doc["notes"])
         _print_lines(written)
         console_report.expectation_news(out, doc, strict)
@@ -329,6 +358,8 @@ def run_command(
         _print_skipped(skipped)
         with writes.attempt():
             _keep_worker_stderr(home)
+        # Last of all: a run that judged little of the op must not end on a line that looks green.
+        console_report.unjudged_warning(out, results, runner_info.get("name", "the runtime"))
         _end(stops, writes, reported, exit_code(doc), len(results), "cases")
 
 
@@ -377,6 +408,26 @@ def _check_writable(*outputs: tuple[Path | None, str]) -> None:
         if key in claimed:
             raise UsageError(f"{claimed[key]} and {what} would both be written to {path}: give each its own file")
         claimed[key] = what
+
+
+def _applied_needs(needs: ModelNeeds, mode: str | None, shapes: str | None) -> ModelNeeds:
+    """What the runner declares it needs (`needs`) of what the user left unset: an option given
+    on the command line is the user's choice, whatever the runner declares."""
+    return dataclasses.replace(needs, mode=needs.mode if mode is None else None, shapes=needs.shapes if shapes is None else None)
+
+
+def _needs_note(runner: str, applied: ModelNeeds) -> str | None:
+    """'tract: static shapes, initializer inputs (its runtime resolves shapes at load time)...':
+    the run's note when a runner's declared needs chose its --shapes or --mode; None when none did."""
+    if not applied.words():
+        return None
+    return f"{runner}: {applied.words()} ({applied.reason}); give --shapes or --mode to choose otherwise"
+
+
+def _needs_record(applied: ModelNeeds) -> dict:
+    """The JSON report's `options.runner_defaults`: the options a runner's declaration chose, and why."""
+    chosen = {"shapes": applied.shapes, "mode": applied.mode}
+    return {key: value for key, value in chosen.items() if value} | {"reason": applied.reason}
 
 
 def _check_golden_run_options(ops: tuple[str, ...], opset: int | None, mode: str, cases: list, only_cases: list,
@@ -719,6 +770,7 @@ def verify_command(
     paths: List[Path] = typer.Argument(..., metavar="PATH...", help="Test directories, or folders of them."),
     report_json: Optional[Path] = REPORT_JSON,
     strict_zero: bool = STRICT_ZERO,
+    strict_precision: bool = STRICT_PRECISION,
     max_elements: int = MAX_ELEMENTS,
     jobs: Optional[int] = typer.Option(None, "--jobs", min=1, help="Worker processes (default, for folders big enough: one per core; 1: none)."),
 ) -> None:
@@ -749,20 +801,22 @@ def verify_command(
             raise UsageError(f"nothing to verify under {', '.join(map(str, paths))}: all {len(skipped)} tests found were "
                              f"skipped (the first, {first}: {why})")
         # What judged the stored outputs, besides where they are: --strict-zero turns passes into fails.
-        judged_by = {"paths": [str(p) for p in paths], "strict_zero": strict_zero, "max_elements": max_elements}
+        judged_by = {"paths": [str(p) for p in paths], "strict_zero": strict_zero, "max_elements": max_elements,
+                     "strict_precision": strict_precision}
         doc = json_report.document(results, {"name": "golden data"}, None, judged_by)
         doc["skipped"] = _skipped_records(skipped)
         doc["unreadable"] = [{"path": str(p), "reason": why} for p, why in unreadable]
         doc["complete"] = not stops.cut_short
         writes = Writes()
         reported = _write_json_report(path, doc, writes)
-        console_report.render(results, out, _shown(path) if reported else None, show=("fail", "error", "lenient"),
+        console_report.render(results, out, _shown(path) if reported else None,
+                              show=("fail", "error", "lenient") + (("imprecise",) if strict_precision else ()),
                               notes=doc["notes"])
         _print_skipped(skipped)
         _print_unreadable(unreadable)
         with writes.attempt():
             _keep_worker_stderr(_report_home(path, "verify.json"))
-        _end(stops, writes, reported, 0 if all(agreeing(r) for r in results) and not unreadable else 1, len(results), "data sets")
+        _end(stops, writes, reported, 0 if all(agreeing(r, strict_precision) for r in results) and not unreadable else 1, len(results), "data sets")
 
 
 def _print_unreadable(unreadable: list) -> None:
@@ -794,6 +848,7 @@ def diff_command(
     mode: str = MODE,
     shapes: str = SHAPES,
     strict_zero: bool = STRICT_ZERO,
+    strict_precision: bool = STRICT_PRECISION,
     max_elements: int = MAX_ELEMENTS,
     timeout: float = TIMEOUT,
     no_isolation: bool = NO_ISOLATION,
@@ -813,7 +868,7 @@ def diff_command(
                          strict_zero=strict_zero, case_roots=casefile.case_roots(cases, only_cases), use_yaml=not no_yaml,
                          use_hypothesis=not no_hypothesis, examples=examples, seed=seed,
                          modes=parse_choice(mode, MODES, "--mode"), shapes=parse_shapes(shapes), max_elements=max_elements,
-                         timeout=timeout)
+                         timeout=timeout, strict_precision=strict_precision)
     if optimizations not in OPTIMIZATIONS:  # one level: a diff runs each case once on each runner
         raise UsageError(f"--optimizations in a diff takes {' or '.join(OPTIMIZATIONS)}, not '{optimizations}'")
     left_out = _note_left_out_ops(options)
@@ -931,6 +986,90 @@ def _draw_diff_family(result, others: list, labels: tuple[str, str]) -> None:
         out.print(f"  {line}", highlight=False)
     out.print(f"  replay: {result.replay}", highlight=False)
     out.print()
+
+
+@app.command("repro", cls=SectionedHelp, short_help="Write one case as a script for a bug report, without conform.",
+             epilog=_exit_codes("the script was written", None, unavailable=None))
+def repro_command(
+    case_id: Optional[str] = typer.Argument(None, metavar="[ID]", help="The case's id (or give --case, as a replay command does)."),
+    ops: List[str] = typer.Option([], "--op", help="The case's op (a replay command names it; default: read from the id)."),
+    opset: Optional[int] = typer.Option(None, "--opset", help="The version in force at this opset (a replay command names "
+                                                              "it; default: read from the id)."),
+    dtypes: List[str] = DTYPES,
+    case: List[str] = typer.Option([], "--case", help="The case's id, as a replay command names it (or the argument)."),
+    cases: List[Path] = CASES,
+    only_cases: List[Path] = ONLY_CASES,
+    examples: int = EXAMPLES,
+    seed: int = SEED,
+    no_hypothesis: bool = NO_HYPOTHESIS,
+    no_yaml: bool = NO_YAML,
+    runner: str = typer.Option("onnxruntime", "--runner", metavar="[onnxruntime|reference|openvino|tract]", help="The runtime the script runs."),
+    provider: str = typer.Option("cpu", "--provider", metavar="[cpu|cuda|dml]", help="onnxruntime execution provider."),
+    backend: Optional[str] = typer.Option(None, "--backend", help="An onnx.backend-style MODULE[:ATTRIBUTE] the script runs instead."),
+    mode: Optional[str] = typer.Option(None, "--mode", metavar="[input|initializer|constant]",
+                                       help="How non-data inputs reach the node, as in run (one mode; default: input, or what "
+                                            "the runner needs: tract initializer)."),
+    shapes: Optional[str] = typer.Option(None, "--shapes", metavar="[symbolic|static]",
+                                         help="Graph inputs' dims, as in run (default: symbolic, or what the runner needs: "
+                                              "tract static)."),
+    optimizations: str = typer.Option("on", "--optimizations", metavar="[on|off]", help="onnxruntime graph optimizations."),
+    strict_zero: bool = STRICT_ZERO,
+    max_elements: int = MAX_ELEMENTS,
+    out_path: Optional[Path] = typer.Option(None, "--out", metavar="FILE", help="Where to write the script (-: stdout; default: "
+                                            "reports/repro/<runner>/<mode>/<case>.py)."),
+    # What a replay command may also say, taken so that `run` -> `repro` is one word changed; none changes the script.
+    refusal: List[str] = typer.Option([], "--refusal", hidden=True),
+    strict_validation: bool = typer.Option(False, "--strict-validation", hidden=True),
+    fail_on_unsupported: bool = typer.Option(False, "--fail-on-unsupported", hidden=True),
+    strict_precision: bool = typer.Option(False, "--strict-precision", hidden=True),
+    timeout: float = typer.Option(DEFAULT_TIMEOUT, "--timeout", hidden=True),
+    expect: Optional[Path] = typer.Option(None, "--expect", hidden=True),
+    strict: Optional[bool] = typer.Option(None, "--strict/--no-strict", hidden=True),
+) -> None:
+    """Write the case a replay command names as a Python script that needs only numpy, onnx,
+    ml_dtypes and the runtime: the same model conform built, the inputs and every expected reading
+    as exact literals, the runtime's answer judged as conform judges it. The script prints both and
+    exits 1 where they differ, 0 where they agree: `conform run ... --case ID` -> `conform repro ... --case ID`."""
+    from .dtypes import dtype
+    from .repro import ReproRequest, write_repro
+
+    named = ([case_id] if case_id else []) + list(case)
+    chosen = _repro_selection(named, ops, opset, no_yaml, no_hypothesis)
+    applied = _applied_needs(RunnerSpec(runner, provider, backend).model_needs(), mode, shapes)  # as run builds its models
+    mode, shapes = applied.mode or mode or "input", applied.shapes or shapes or DEFAULT_SHAPES
+    options = RunOptions(**chosen, dtypes=tuple(dtype(d).name for d in dtypes), case_ids=tuple(named), strict_zero=strict_zero,
+                         case_roots=casefile.case_roots(cases, only_cases), examples=examples, seed=seed,
+                         modes=parse_choice(mode, MODES, "--mode"), shapes=parse_shapes(shapes), max_elements=max_elements)
+    if len(options.modes) != 1:
+        raise UsageError("--mode all: a script builds its model one way; give input, initializer or constant")
+    if optimizations not in OPTIMIZATIONS:
+        raise UsageError(f"--optimizations in a repro takes {' or '.join(OPTIMIZATIONS)}, not '{optimizations}'")
+    spec = RunnerSpec(runner, provider, backend, optimizations, parse_refusals(refusal))
+    needs_note = _needs_note(runner, applied)
+    if needs_note:
+        _note(needs_note)
+    path, example = write_repro(ReproRequest(options, spec, options.modes[0], out_path))
+    if not is_stdout(path):
+        out.print(f"repro script for {example.id}: {path} (run it: python {path})", highlight=False)
+
+
+def _repro_selection(named: list[str], ops: list[str], opset: int | None, no_yaml: bool, no_hypothesis: bool) -> dict:
+    """Which op, version and source of cases a repro chooses from: as a replay command names them,
+    or, for a bare id, as the id does (its op and version; hypothesis for a drawn case's name)."""
+    from .repro import options_from_id
+
+    if len(ops) > 1:
+        raise UsageError(f"repro writes one case of one op, not {len(ops)} (--op {' --op '.join(ops)})")
+    chosen = options_from_id(named[0]) if len(named) == 1 and not ops else {}
+    if ops:
+        chosen["op"] = _chosen_ops(ops, False)[0]
+    if opset is not None:
+        chosen["opset"] = opset
+    if no_yaml or no_hypothesis or ops:
+        chosen.update(use_yaml=not no_yaml, use_hypothesis=not no_hypothesis)
+    if not chosen.get("op"):
+        raise UsageError("name the case: conform repro ID, or a replay command with repro for run")
+    return chosen
 
 
 @app.command("check-backend", cls=SectionedHelp, short_help="What an adapter loses of each dtype and rank, round-tripped.",

@@ -3,12 +3,16 @@
 Rules: dtype and shape must match exactly; values compare bitwise, except that any NaN matches
 any NaN, and +0.0 matches -0.0 unless `strict_zero`. An output whose op declares a precision
 budget (`Expected.budgets`) and whose reading holds its precise value is judged by
-`precision.check` instead: within so many ULP of the precise value, special values exactly. A
+`precision.check` instead: within so many ULP of the precise value, special values exactly (beyond
+the budget and within its wrong-answer line, a reading's outputs are `imprecise`, not wrong). A
 valid case matches when the actual output equals any of the reference's readings (a reading may
 leave elements free where the text leaves them undefined: any value matches there); a match against
 one of several distinct readings is `ambiguous`, and outputs that match none are told against the
-nearest reading (fewest differing values, then smallest ULP error or difference), named. An invalid case passes when the runtime rejects
-it, and is `lenient` otherwise.
+nearest reading (fewest differing values, then smallest ULP error or difference), named. Where
+outputs match none of the prose's readings and the op version has a function body, the body's
+readings are tried next (each output within its per-element `Bounds`): a match passes under the
+body's name, or is `ambiguous` where the body and the prose disagree for the case. An invalid case
+passes when the runtime rejects it, and is `lenient` otherwise.
 """
 
 from __future__ import annotations
@@ -19,15 +23,17 @@ from functools import lru_cache
 import numpy as np
 
 from .dtypes import from_numpy
-from .precision import FLUSHED, Budget, BudgetCheck, check, ulp_text
-from .reference.base import Expected, Reading
+from .equality import arrays_identical, equal_mask, same_bits  # noqa: F401 - compare's names, kept public
+from .precision import FLUSHED, IMPRECISE, Budget, BudgetCheck, check, worse_grade, ulp_text
+from .reference.expected import Bounds, Expected, Reading
 from .runners.base import RunOutput
 from .values import format_scalar
 
 PASS, FAIL, UNSUPPORTED, AMBIGUOUS, LENIENT, ERROR = "pass", "fail", "unsupported", "ambiguous", "lenient", "error"
 CRASH, TIMEOUT, FALLBACK, SKIPPED = "crash", "timeout", "fallback", "skipped"
 XFAIL, XPASS = "xfail", "xpass"
-OUTCOMES = (PASS, FAIL, UNSUPPORTED, AMBIGUOUS, LENIENT, ERROR, CRASH, TIMEOUT, FALLBACK, SKIPPED, XFAIL, XPASS)
+# IMPRECISE (precision.py): beyond a budget, within its wrong-answer line; a fail only under --strict-precision.
+OUTCOMES = (PASS, IMPRECISE, FAIL, UNSUPPORTED, AMBIGUOUS, LENIENT, ERROR, CRASH, TIMEOUT, FALLBACK, SKIPPED, XFAIL, XPASS)
 MAX_LISTED_MISMATCHES = 10
 # A one-line message tells the two types, how many values differ and the first of them: "expected
 # int64[4], got int64[4]" alone reads as if nothing were wrong, and it is what a CI system shows.
@@ -46,23 +52,38 @@ class Mismatch:
     total: int = 0
     max_abs_diff: float | None = None
     # For an output judged by a precision budget: the budget ('4 ULP'), the worst error measured,
-    # and per listed index what its error is ('37.5 ULP from 0.8414709848078965').
+    # and per listed index what its error is ('37.5 ULP from 0.8414709848078965'); the wrong-answer
+    # line ('8 ULP') and how many values lie beyond it (none: the output is imprecise, not wrong).
     budget: str | None = None
     worst_ulp: float | None = None
     index_notes: tuple[str, ...] = ()
+    line: str | None = None
+    wrong: int = 0
+
+    @property
+    def imprecise(self) -> bool:
+        """Beyond its budget, and no value beyond the wrong-answer line."""
+        return self.budget is not None and self.line is not None and self.count > 0 and not self.wrong
 
     def lines(self, expected: str = "expected", actual: str = "got") -> list[str]:
         """What differs, a line each; `expected` and `actual` name the two sides (two runners' names
         in a diff, where neither is the expected answer)."""
         text = [f"output {self.output}: {expected} {self.expected_type}, {actual} {self.actual_type}"]
         if self.count and self.budget is not None:
-            text.append(f"{self.count} of {self.total} values beyond {self.budget} (worst {ulp_text(self.worst_ulp)} ULP)")
+            text.append(f"{self.count} of {self.total} values beyond {self.budget} (worst {ulp_text(self.worst_ulp)} ULP)"
+                        + self._line_text())
         elif self.count:
             text.append(f"{self.count} of {self.total} values differ" +
                         (f" (max |diff| {self.max_abs_diff:g})" if self.max_abs_diff is not None else ""))
         notes = [f" ({note})" for note in self.index_notes] + [""] * (len(self.indices) - len(self.index_notes))
         text += [f"  at {list(i)}: {expected} {e}, {actual} {a}{note}" for (i, e, a), note in zip(self.indices, notes)]
         return text
+
+    def _line_text(self) -> str:
+        """Where the budgeted values stand against the wrong-answer line."""
+        if self.line is None:
+            return ""
+        return f", {self.wrong} beyond the wrong-answer line {self.line}" if self.wrong else f", within the wrong-answer line {self.line}"
 
     def headline(self, expected: str = "expected", actual: str = "got") -> str:
         """What differs, in one line: the first HEADLINE_LINES of `lines`."""
@@ -84,54 +105,17 @@ class Verdict:
     # The worst ULP error measured over the outputs judged by a precision budget (of the matching
     # reading; of the nearest, when none matches: see judge); None when no output was.
     ulp: float | None = None
+    # The grade of those outputs (precision.GRADES: the worst of them); None when no output was.
+    grade: str | None = None
 
 
 def type_text(array: np.ndarray) -> str:
     return f"{from_numpy(array.dtype).name}{list(array.shape)}"
 
 
-def same_bits(expected: np.ndarray, actual: np.ndarray) -> np.ndarray:
-    """Elementwise: are the stored bytes identical (any width, complex128 included); for a string
-    tensor's objects, are the strings equal. Same dtype and shape assumed."""
-    if expected.dtype.kind == "O":
-        return np.array([e == a for e, a in zip(expected.reshape(-1), actual.reshape(-1))], dtype=bool).reshape(expected.shape)
-    size = expected.dtype.itemsize
-    as_bytes = lambda a: np.ascontiguousarray(a).view(np.uint8).reshape(*a.shape, size)
-    return (as_bytes(expected) == as_bytes(actual)).all(axis=-1)
-
-
 def _identical_bytes(expected: np.ndarray, actual: np.ndarray) -> bool:
     return (expected.dtype == actual.dtype and expected.shape == actual.shape and expected.dtype.kind != "O"
             and expected.tobytes() == actual.tobytes())
-
-
-def equal_mask(expected: np.ndarray, actual: np.ndarray, strict_zero: bool = False) -> np.ndarray:
-    """Elementwise agreement under conform's rules (same dtype and shape assumed)."""
-    same = same_bits(expected, actual)
-    if expected.dtype.kind == "O":
-        return same
-    if from_numpy(expected.dtype).kind in ("float", "complex"):
-        wide_e, wide_a = _wide(expected), _wide(actual)
-        both_nan = _isnan(wide_e) & _isnan(wide_a)
-        same |= both_nan
-        if not strict_zero:
-            same |= (wide_e == 0) & (wide_a == 0)
-    return same
-
-
-def _wide(array: np.ndarray) -> np.ndarray:
-    with np.errstate(invalid="ignore"):  # widening a signalling NaN quiets it: still a NaN
-        return array if array.dtype.kind == "c" else array.astype(np.float64)
-
-
-def _isnan(array: np.ndarray) -> np.ndarray:
-    return np.isnan(array) if array.dtype.kind != "c" else np.isnan(array.real) | np.isnan(array.imag)
-
-
-def arrays_identical(expected: np.ndarray, actual: np.ndarray, strict_zero: bool = True) -> bool:
-    if expected.dtype != actual.dtype or expected.shape != actual.shape:
-        return False
-    return bool(equal_mask(expected, actual, strict_zero).all())
 
 
 def mismatch(index: int, expected: np.ndarray, actual: np.ndarray, strict_zero: bool) -> Mismatch | None:
@@ -181,10 +165,38 @@ class _Measured:
 
     ulp: float
     flushed: bool
+    grade: str | None = None  # the worst of the outputs' grades (precision.GRADES)
 
 
 def _has_budgets(expected: Expected) -> bool:
+    """Whether any output is judged otherwise than exactly: by a budget, or by a reading's bounds.
+    An output check of a kind this module does not know is an error, never judged bitwise."""
+    for budget in expected.budgets:
+        if budget is not None and not isinstance(budget, Budget):
+            raise TypeError(f"an output is to be judged by {type(budget).__name__}, a check compare does not know")
     return any(isinstance(budget, Budget) for budget in expected.budgets)
+
+
+def bounds_mismatch(index: int, expected: np.ndarray, actual: np.ndarray, bounds: Bounds) -> Mismatch | None:
+    """None when every element of `actual` lies within `bounds` (a function body's reading), else
+    where it does not, each with the interval it should lie in."""
+    if expected.dtype != actual.dtype or expected.shape != actual.shape:
+        return Mismatch(index, type_text(expected), type_text(actual))
+    misses = ~bounds.contains(actual)
+    if not misses.any():
+        return None
+    where = np.argwhere(misses)[:MAX_LISTED_MISMATCHES]
+    listed = tuple((tuple(int(i) for i in idx), format_scalar(expected[tuple(idx)]), format_scalar(actual[tuple(idx)]))
+                   for idx in where)
+    notes = tuple(_interval_note(bounds, tuple(idx)) for idx in where)
+    return Mismatch(index, type_text(expected), type_text(actual), listed, int(misses.sum()), int(misses.size),
+                    _max_abs_diff(expected[misses], actual[misses]), index_notes=notes)
+
+
+def _interval_note(bounds: Bounds, index: tuple[int, ...]) -> str:
+    low, high = format_scalar(bounds.low[index]), format_scalar(bounds.high[index])
+    nan = " or NaN" if bool(bounds.nan[index]) else ""
+    return f"the body allows {low}" + (f" to {high}" if low != high else "") + nan
 
 
 def _budget_of(expected: Expected, reading: Reading, index: int) -> tuple[Budget, np.ndarray] | None:
@@ -219,36 +231,42 @@ def _reading_mismatches(expected: Expected, reading: Reading, actual: tuple[np.n
     if len(reading.outputs) != len(actual):
         return [Mismatch(0, f"{len(reading.outputs)} outputs", f"{len(actual)} outputs")], None
     found: list[Mismatch] = []
-    worst, flushed, measured = 0.0, False, False
+    worst, flushed, grade = 0.0, False, None
     for index, (reference, output) in enumerate(zip(reading_outputs(reading, actual), actual)):
+        bounds = reading.bounds[index] if index < len(reading.bounds) else None
         judged_by = _budget_of(expected, reading, index)
-        if judged_by is None:
+        if bounds is not None:
+            differs = bounds_mismatch(index, reference, output, bounds)
+        elif judged_by is None:
             differs = mismatch(index, reference, output, strict_zero)
         else:
             differs, judged = budget_mismatch(index, reference, output, *judged_by, strict_zero)
             if judged is not None:
-                worst, flushed, measured = max(worst, judged.worst_ulp), flushed or judged.flushed, True
+                worst, flushed, grade = max(worst, judged.worst_ulp), flushed or judged.flushed, worse_grade(grade, judged.grade)
         if differs is not None:
             found.append(differs)
-    return found, _Measured(worst, flushed) if measured else None
+    return found, _Measured(worst, flushed, grade) if grade is not None else None
 
 
 def budget_mismatch(index: int, expected: np.ndarray, actual: np.ndarray, budget: Budget, precise: np.ndarray,
                     strict_zero: bool) -> tuple[Mismatch | None, BudgetCheck | None]:
     """None when `actual` is within `budget` of `precise` (see `precision.check`), else where it is
-    not and by how many ULP; with the check itself, or None where dtype or shape differ."""
+    not and by how many ULP, and how many values lie beyond the wrong-answer line (none: imprecise,
+    not wrong; those listed first); with the check itself, or None where dtype or shape differ."""
     if expected.dtype != actual.dtype or expected.shape != actual.shape:
         return Mismatch(index, type_text(expected), type_text(actual)), None
     judged = check(precise, expected, actual, budget, strict_zero)
     misses = ~judged.ok
     if not misses.any():
         return None, judged
-    where = np.argwhere(misses)[:MAX_LISTED_MISMATCHES]
+    wrong = judged.wrong if judged.wrong is not None else misses
+    where = np.argwhere(wrong if wrong.any() else misses)[:MAX_LISTED_MISMATCHES]
     listed = tuple((tuple(int(i) for i in idx), format_scalar(expected[tuple(idx)]), format_scalar(actual[tuple(idx)]))
                    for idx in where)
     notes = tuple(_ulp_note(float(precise[tuple(idx)]), float(judged.errors[tuple(idx)])) for idx in where)
     return Mismatch(index, type_text(expected), type_text(actual), listed, int(misses.sum()), int(misses.size),
-                    budget=budget.text(expected.dtype), worst_ulp=judged.worst_ulp, index_notes=notes), judged
+                    budget=budget.text(expected.dtype), worst_ulp=judged.worst_ulp, index_notes=notes,
+                    line=budget.line_text(expected.dtype), wrong=int(wrong.sum())), judged
 
 
 def _ulp_note(precise: float, error: float) -> str:
@@ -276,7 +294,7 @@ def judge(expected: Expected, run: RunOutput, strict_zero: bool = False) -> Verd
         if expected.may_reject:
             return Verdict(AMBIGUOUS, f"rejected; the spec allows it: {expected.may_reject}. Runtime said: {run.error}")
         return Verdict(FAIL, f"runtime rejected a valid input: {run.error}")
-    budgeted = bool(expected.budgets) and _has_budgets(expected)  # most ops have none: no generator made
+    budgeted = _has_budgets(expected)
     missed: list[tuple[Reading, list[Mismatch], _Measured | None]] = []
     for reading in expected.readings:
         if budgeted:
@@ -286,15 +304,39 @@ def judge(expected: Expected, run: RunOutput, strict_zero: bool = False) -> Verd
         if not found:
             return _matched(expected, reading, measured)
         missed.append((reading, found, measured))
+    bodies, outside = expected.body_readings()
+    for reading in bodies:
+        found, measured = _reading_mismatches(expected, reading, run.outputs, strict_zero)
+        if not found:
+            return _matched_body(expected, reading, outside)
+        missed.append((reading, found, measured))
     return _missed(missed)
+
+
+def _matched_body(expected: Expected, reading: Reading, outside: str) -> Verdict:
+    """The verdict of outputs that match only a function body's reading: a pass under its name
+    where the body agrees with the prose for this case; ambiguous where they disagree (`outside`:
+    where the prose's value lies outside the body's bounds), the text allowing both."""
+    if not outside:
+        return _passed(reading.label)
+    why = "; ".join(filter(None, [expected.ambiguity, f"the function body and the prose disagree ({outside})"]))
+    return Verdict(AMBIGUOUS, f"matches the reading '{reading.label}' ({why})", reading=reading.label)
 
 
 def _missed(missed: list[tuple[Reading, list[Mismatch], _Measured | None]]) -> Verdict:
     """The verdict of outputs that match no reading: told against the nearest (see `_distance`),
-    named where the text allows several, so the mismatch shown is the runtime's smallest departure."""
-    reading, found, measured = min(missed, key=lambda miss: _distance(miss[1]))  # the first of equals
+    named where the text allows several, so the mismatch shown is the runtime's smallest departure.
+    A reading whose only departures are budgeted outputs beyond their budget and within their
+    wrong-answer line comes before any other: the outputs are imprecise, not wrong (IMPRECISE)."""
+    imprecise = [miss for miss in missed if all(found.imprecise for found in miss[1])]
+    reading, found, measured = min(imprecise or missed, key=lambda miss: _distance(miss[1]))  # the first of equals
+    ulp, grade = (measured.ulp, measured.grade) if measured else (None, None)
+    if imprecise:
+        label = f"{reading.label}, {FLUSHED}" if measured.flushed else reading.label
+        note = f" (the reading '{label}', of {len(missed)} allowed)" if len(missed) > 1 else ""
+        return Verdict(IMPRECISE, found[0].headline() + note, tuple(found), reading=label, ulp=ulp, grade=grade)
     note = f" (none of {len(missed)} allowed readings match; nearest: '{reading.label}')" if len(missed) > 1 else ""
-    return Verdict(FAIL, found[0].headline() + note, tuple(found), ulp=measured.ulp if measured else None)
+    return Verdict(FAIL, found[0].headline() + note, tuple(found), ulp=ulp, grade=grade)
 
 
 def _distance(found: list[Mismatch]) -> tuple[float, float, float]:
@@ -329,10 +371,12 @@ def _matched(expected: Expected, reading: Reading, measured: _Measured | None) -
     label = reading.label
     if measured.flushed:
         label = f"{reading.label}, {FLUSHED}" if several else FLUSHED
-    within = f"within budget (worst {ulp_text(measured.ulp)} ULP)" + (f"; {FLUSHED}" if measured.flushed else "")
+    graded = measured.grade.replace("-", " ") if measured.grade else "within budget"
+    within = f"within budget (worst {ulp_text(measured.ulp)} ULP, {graded})" + (f"; {FLUSHED}" if measured.flushed else "")
     if several:
-        return Verdict(AMBIGUOUS, f"matches the reading '{label}' {within} ({expected.ambiguity})", reading=label, ulp=measured.ulp)
-    return Verdict(PASS, f"outputs match {within}", reading=label, ulp=measured.ulp)
+        return Verdict(AMBIGUOUS, f"matches the reading '{label}' {within} ({expected.ambiguity})", reading=label,
+                       ulp=measured.ulp, grade=measured.grade)
+    return Verdict(PASS, f"outputs match {within}", reading=label, ulp=measured.ulp, grade=measured.grade)
 
 
 def _judge_invalid(expected: Expected, run: RunOutput) -> Verdict:

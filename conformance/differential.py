@@ -16,7 +16,7 @@ import dataclasses
 from collections import Counter, defaultdict
 from typing import Callable, Iterator
 
-from .compare import AMBIGUOUS, OUTCOMES, PASS, UNSUPPORTED, Mismatch, mismatch
+from .compare import AMBIGUOUS, IMPRECISE, OUTCOMES, PASS, UNSUPPORTED, Mismatch, mismatch
 from .execute import Result, RunOptions, WorkUnit, examples_of, mode_options, replay_command, run_staged, staged_chunks
 from .errors import UnavailableError, UsageError
 from .report import SEVERITY, plural
@@ -105,8 +105,9 @@ def _disagreement(first: Result, second: Result, found: list[Mismatch], labels: 
     return found[0].headline(*labels) if found else None
 
 
-def keeps_to_spec(result: Result) -> bool:
-    return result.outcome in (PASS, AMBIGUOUS)
+def keeps_to_spec(result: Result, strict_precision: bool = False) -> bool:
+    """Whether a runner's answer is one the spec allows: an imprecise one is, unless `strict_precision`."""
+    return result.outcome in (PASS, AMBIGUOUS) or (result.outcome == IMPRECISE and not strict_precision)
 
 
 # Cases go to each runner this many at a time: a runner in a worker process then has the next
@@ -177,7 +178,7 @@ class _Pairing:
         and the replay of the diff."""
         found = output_mismatches(a, b, options.strict_zero)
         disagreement = _disagreement(a, b, found, self.labels)
-        agrees = {"first": keeps_to_spec(a), "second": keeps_to_spec(b)}
+        agrees = {"first": keeps_to_spec(a, options.strict_precision), "second": keeps_to_spec(b, options.strict_precision)}
         spec_side = "both" if all(agrees.values()) else "neither" if not any(agrees.values()) else \
             ("first" if agrees["first"] else "second")
         against = {"outcome": b.outcome, "message": b.verdict.message}

@@ -59,6 +59,9 @@ class RunOptions:
     shrink: int = 4
     modes: tuple[str, ...] = ("input",)
     shapes: str = DEFAULT_SHAPES  # graph inputs' dims: symbolic, or each case's own (see model.SHAPES)
+    # Replay commands state --mode and --shapes even at conform's defaults: the runner declares
+    # defaults of its own (runners.base.ModelNeeds), which a replay without them would get instead.
+    states_model_options: bool = False
     max_elements: int = DEFAULT_MAX_ELEMENTS
     shard: tuple[int, int] = (1, 1)  # K of N: a deterministic 1/N of the cases
     timeout: float = DEFAULT_TIMEOUT  # seconds a case may take in a runtime in a worker process
@@ -66,6 +69,8 @@ class RunOptions:
     # a replay repeats them so that it ends with the run's exit code.
     strict_validation: bool = False
     fail_on_unsupported: bool = False
+    # Whether an imprecise case (beyond its precision budget, within its wrong-answer line) fails the run.
+    strict_precision: bool = False
     # (case id, mode, seconds, what the runtime wrote to stderr meanwhile) of the case a worker was
     # stopped in for overrunning the case timeout: a timeout without being run again (see `with_known_hang`).
     known_timeout: tuple[str, str, float, str] | None = None
@@ -412,7 +417,7 @@ def expected_for(example: Example) -> Expected:
         label = _stated_by(example) + ("" if agrees else f"; {_reference_said(computed)}")
         stated = Reading(example.expect_outputs, label, _stated_precise(computed, example.expect_outputs))
         return Expected(readings=(stated,), may_reject=computed.may_reject if computed.is_valid else None,
-                        budgets=computed.budgets if computed.is_valid else ())
+                        budgets=computed.budgets if computed.is_valid else (), body=computed.body)
     return computed
 
 
@@ -477,7 +482,7 @@ def stage(example: Example, runner: Runner, options: RunOptions, mode: str = "in
     """Everything before the runner: the reference's answer and the model in `mode`; or the
     finished Result when the case goes no further (too large, or a model onnx.checker rejects)."""
     started = time.perf_counter()
-    replay = replay_command(example, runner, options, mode_options(mode))
+    replay = replay_command(example, runner, options, mode_options(mode, options.states_model_options))
     extra = {"mode": mode} if len(options.modes) > 1 or mode != "input" else {}
     if options.shapes != DEFAULT_SHAPES:
         extra["shapes"] = options.shapes
@@ -687,26 +692,26 @@ def replay_command(example: Example, runner: Runner, options: RunOptions, extra:
     found_in = () if hypothesis or options.case_roots == BUILTIN_ONLY else _case_file_options(example.source, options.case_roots)
     head, tail = _replay_parts(command, example.op, example.version.since_version, hypothesis,
                                options.seed if hypothesis else None, options.examples if hypothesis else None,
-                               (*found_in, *extra, *shapes_options(options.shapes)),
+                               (*found_in, *extra, *shapes_options(options.shapes, options.states_model_options)),
                                (*judging_options(options), *runner.replay_options(), *after))
     return f"{head} --case {shlex.quote(example.id)} {tail}"
 
 
-def mode_options(mode: str) -> tuple[str, ...]:
-    """The options that build a case's model in `mode` again (none for the default)."""
-    return ("--mode", mode) if mode != "input" else ()
+def mode_options(mode: str, stated: bool = False) -> tuple[str, ...]:
+    """The options that build a case's model in `mode` again (none for the default, unless `stated`)."""
+    return ("--mode", mode) if stated or mode != "input" else ()
 
 
-def shapes_options(shapes: str) -> tuple[str, ...]:
-    """The options that build a case's model with these `shapes` again (none for the default)."""
-    return ("--shapes", shapes) if shapes != DEFAULT_SHAPES else ()
+def shapes_options(shapes: str, stated: bool = False) -> tuple[str, ...]:
+    """The options that build a case's model with these `shapes` again (none for the default, unless `stated`)."""
+    return ("--shapes", shapes) if stated or shapes != DEFAULT_SHAPES else ()
 
 
 def judging_options(options: RunOptions) -> tuple[str, ...]:
     """The options given that change a case's verdict, as a replay command repeats them: without
     --strict-zero a case failed on a -0.0 replays as a pass, --max-elements decides which cases
     are refused as too large, and --timeout which slow ones are timeouts; --strict-validation and
-    --fail-on-unsupported decide whether a lenient or unsupported case fails."""
+    --fail-on-unsupported decide whether a lenient or unsupported case fails, --strict-precision an imprecise one."""
     words: tuple[str, ...] = ()
     # Plain tests, not a loop over the flags: asked for every case, and most runs give none of them.
     if options.strict_zero:
@@ -715,6 +720,8 @@ def judging_options(options: RunOptions) -> tuple[str, ...]:
         words += ("--strict-validation",)
     if options.fail_on_unsupported:
         words += ("--fail-on-unsupported",)
+    if options.strict_precision:
+        words += ("--strict-precision",)
     if options.max_elements != DEFAULT_MAX_ELEMENTS:
         words += ("--max-elements", str(options.max_elements))
     if options.timeout != DEFAULT_TIMEOUT:
@@ -857,7 +864,8 @@ def _minimal_record(minimal: Example, message: str, runner: Runner, options: Run
     except OutputError as error:  # the run's results and reports are not lost for it: the case is in its record
         return {"id": named.id, "yaml": text, "unsaved": error.message, "outcome": message}
     replay = shlex.join(["conform", "run", "--op", minimal.op, "--opset", str(minimal.version.since_version),
-                         "--no-hypothesis", "--cases", str(path), "--mode", mode, *shapes_options(options.shapes), "--case", named.id,
+                         "--no-hypothesis", "--cases", str(path), "--mode", mode,
+                         *shapes_options(options.shapes, options.states_model_options), "--case", named.id,
                          *judging_options(options), *runner.replay_options()])
     return {"id": named.id, "yaml": text, "file": str(path), "replay": replay, "outcome": message}
 

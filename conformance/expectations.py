@@ -15,11 +15,12 @@
         issue: https://github.com/microsoft/onnxruntime/issues/NNNN                         # optional
 
 A case an entry matches whose outcome fails the run becomes `xfail` (a fail, error, crash, timeout or
-fallback; also a lenient case under `--strict-validation` and an unsupported one under
-`--fail-on-unsupported`); a matching case that passes is `xpass`; an entry that matches no case at
-all is stale. Under `--strict` both xpass and stale entries fail the run. A lenient or unsupported
-case that does not fail the run keeps its outcome, and the entry that matches it is not stale: the
-runtime still deviates as it says, only this run does not gate on it.
+fallback; also a lenient case under `--strict-validation`, an unsupported one under
+`--fail-on-unsupported` and an imprecise one under `--strict-precision`); a matching case that
+passes is `xpass`; an entry that matches no case at all is stale. Under `--strict` both xpass and
+stale entries fail the run. A lenient, unsupported or imprecise case that does not fail the run
+keeps its outcome, and the entry that matches it is not stale: the runtime still deviates as it
+says, only this run does not gate on it.
 An entry is stale only where the run chose every case it could match: not for want of the cases
 that `--dtype`, `--case` or `--shard` left out (a `case:` entry whose cases were chosen, or all fall
 in the run's shard, is judged all the same; `conform merge` judges the shards' entries together),
@@ -52,7 +53,7 @@ from ruamel.yaml.error import CommentMark, YAMLError as RuamelError
 from ruamel.yaml.tokens import CommentToken
 
 from .casefile import LineDict, Problems, check_keys, display_path, dtype_list, read_yaml, version_list
-from .compare import PASS, XFAIL, XPASS, Verdict
+from .compare import IMPRECISE, PASS, XFAIL, XPASS, Verdict
 from .errors import CaseFileError, ConformError
 from .execute import in_shard
 from .model import MODES
@@ -65,8 +66,8 @@ from .runners.onnxruntime import PROVIDERS, short_provider
 from .values import ValueProblem
 
 # What a runtime does against the text whether or not the run fails on it: a `when:` entry that
-# matches such a case is not stale.
-DEVIATES = (*FAILING, LENIENT, UNSUPPORTED)
+# matches such a case is not stale (an imprecise case deviates from its budget).
+DEVIATES = (*FAILING, LENIENT, UNSUPPORTED, IMPRECISE)
 ENTRY_KEYS = ("op", "versions", "dtypes", "runner", "case", "match", "when", "rule", "modes", "optimizations", "reason", "issue")
 
 
@@ -328,7 +329,8 @@ def _variant_needs(entry: Expectation, ran: set) -> str:
 
 def failing_outcomes(options) -> frozenset[str]:
     """The outcomes that fail a run of `options`, xpass aside: what an entry turns into xfail."""
-    return recorded_gate({"options": gate_record(options.strict_validation, options.fail_on_unsupported, strict=False)})[0]
+    return recorded_gate({"options": gate_record(options.strict_validation, options.fail_on_unsupported, strict=False,
+                                                 strict_precision=options.strict_precision)})[0]
 
 
 def apply(results: list, expectations: list[Expectation], runner_info: dict, options,
@@ -362,9 +364,10 @@ def judge_result(result, expectations: list[Expectation], runner_info: dict, fai
     replay = f"{result.replay} --expect {shlex.quote(entry.file)}"
     if result.outcome in failing:
         verdict = Verdict(XFAIL, f"expected deviation: {note}; {result.verdict.message}", result.verdict.mismatches,
-                          ulp=result.verdict.ulp)
+                          ulp=result.verdict.ulp, grade=result.verdict.grade)
     elif result.outcome == PASS and not entry.by_cause:
-        verdict = Verdict(XPASS, f"passes, but is listed as a known deviation: {note}", ulp=result.verdict.ulp)
+        verdict = Verdict(XPASS, f"passes, but is listed as a known deviation: {note}", ulp=result.verdict.ulp,
+                          grade=result.verdict.grade)
         replay += " --strict" if strict else ""
     else:
         return result, used

@@ -48,7 +48,7 @@ except ImportError:  # Windows: no folder locks
 
 from . import tool_versions
 from .case import HYPOTHESIS_NAME, Example, case_id, is_hypothesis_slug, slug
-from .compare import AMBIGUOUS, PASS, Verdict, judge
+from .compare import AMBIGUOUS, IMPRECISE, PASS, Verdict, judge
 from .compare import SKIPPED as SKIPPED_OUTCOME
 from .dtypes import from_elem_type, from_numpy
 from .errors import ConformError, UsageError
@@ -1072,5 +1072,6 @@ def _staged(case: StoredCase, runner: Runner, judging: tuple[str, ...]) -> Stage
     return Staged(case.example, case.expected, case.built, replay, recorded_variant(case.built.model))
 
 
-def agreeing(result: Result) -> bool:
-    return result.outcome in (PASS, AMBIGUOUS)
+def agreeing(result: Result, strict_precision: bool = False) -> bool:
+    """Whether a stored output is one the spec allows: an imprecise one is, unless `strict_precision`."""
+    return result.outcome in (PASS, AMBIGUOUS) or (result.outcome == IMPRECISE and not strict_precision)

@@ -61,8 +61,10 @@ MEMORY_VARIABLE = "CONFORM_MEMORY_LIMIT"  # MiB each worker may allocate (0: no 
 SMALLEST_DEFAULT_LIMIT = 2048
 
 # What the fork server imports before it forks anything: what the workers run, minus onnxruntime.
-# Hypothesis is named: conform imports it only where cases are drawn (see `strategies`).
-SERVER_PRELOAD = ["conformance.parallel", "conformance.runners.isolated", "conformance.runners.onnxruntime", "hypothesis"]
+# Hypothesis is named: conform imports it only where cases are drawn (see `strategies`); so is
+# every op's reference and strategy (`preload`), which the registry imports only when asked.
+SERVER_PRELOAD = ["conformance.parallel", "conformance.runners.isolated", "conformance.runners.onnxruntime", "hypothesis",
+                  "conformance.preload"]
 
 
 class _Server:

@@ -6,8 +6,9 @@ Without `--conform-op` it adds nothing. Its options are `conform run`'s, prefixe
 judge as `run` does: the runtime runs in a worker process (a case that crashes or hangs it fails
 its item as a crash or timeout, and the session goes on), an item fails where its outcome fails a
 run under the same options (with what the console report's panel shows of the case: inputs, expected and actual outputs, the diff, the replay command),
-unsupported cases skip, expected deviations xfail, and under `--conform-strict` an xpass fails its
-item and a stale expectation fails the session. Under pytest-xdist (`-n N`) each worker sends what
+unsupported cases skip, expected deviations xfail, an imprecise case passes unless
+`--conform-strict-precision`, and under `--conform-strict` an xpass fails its item and a stale
+expectation fails the session. Under pytest-xdist (`-n N`) each worker sends what
 its items ran to the controller (a `Tally`), which judges the expectations for the whole session.
 """
 
@@ -49,6 +50,8 @@ OPTIONS = (
     ("--conform-strict-zero", {"action": "store_true", "help": "Tell +0.0 from -0.0."}),
     ("--conform-strict-validation", {"action": "store_true", "help": "Fail when a runtime accepts invalid input."}),
     ("--conform-fail-on-unsupported", {"action": "store_true", "help": "Fail on unsupported cases."}),
+    ("--conform-strict-precision", {"action": "store_true",
+                                    "help": "Fail an imprecise case (beyond its precision budget, within its wrong-answer line)."}),
     ("--conform-expect", {"help": "Expectations file of known deviations."}),
     ("--conform-strict", {"action": "store_true", "help": "An xpass fails its item; a stale expectation fails the session."}),
     ("--conform-timeout", {"type": float, "help": "Seconds a case may take before it is a timeout (default: as conform run's)."}),
@@ -263,6 +266,7 @@ def _conform_session(config: pytest.Config, with_runners: bool = True) -> Confor
         examples=strategies.DEFAULT_EXAMPLES if examples is None else examples, seed=option("--conform-seed"),
         modes=parse_choice(option("--conform-mode"), MODES, "--conform-mode"), timeout=timeout,
         strict_validation=option("--conform-strict-validation"), fail_on_unsupported=option("--conform-fail-on-unsupported"),
+        strict_precision=option("--conform-strict-precision"),
         max_elements=max_elements, case_ids=tuple(option("--conform-case")), shapes=parse_shapes(option("--conform-shapes")),
     )
     refusals = parse_refusals(option("--conform-refusal"))
@@ -271,7 +275,7 @@ def _conform_session(config: pytest.Config, with_runners: bool = True) -> Confor
                                   isolate=not option("--conform-no-isolation"), timeout=options.timeout, refusals=refusals)
                for level in levels if with_runners}
     expect = option("--conform-expect")
-    gate = gate_record(options.strict_validation, options.fail_on_unsupported, option("--conform-strict"))
+    gate = gate_record(options.strict_validation, options.fail_on_unsupported, option("--conform-strict"), options.strict_precision)
     failing, strict = recorded_gate({"options": gate})
     runner_info = next(iter(runners.values())).describe() if runners else {}  # on an xdist controller, the workers'
     return ConformSession(options, runners, load(Path(expect)) if expect else [], failing, strict, Tally(0, runner_info=runner_info))

@@ -3,10 +3,17 @@
 An `OpVersion` is the unit of conformance: its formal inputs, attributes and type constraints come
 from the schema onnx ships. Which ops conform covers is decided by the references registered in
 `conformance.reference`; this module only answers questions about the schemas.
+
+A type constraint is never narrowed in silence: conform builds tensors only, so a constraint's
+tensor types are its `type_constraints` and the others (sequences, optionals) its `left_out`,
+both as the schema orders them; a version that leaves a type parameter, input or output no tensor
+type at all cannot be built, and its `refusal` says which and why (`type_bindings` then raises
+`Unbuildable` with it, rather than answer with no binding).
 """
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass
 from functools import cache, cached_property
 
@@ -15,6 +22,11 @@ import onnx.defs
 from onnx import AttributeProto
 
 from .errors import UsageError
+
+
+class Unbuildable(UsageError):
+    """A version conform cannot build a node of, asked for what only a buildable one has (its type
+    bindings): the message is the version's `refusal`."""
 
 
 @dataclass(frozen=True)
@@ -80,9 +92,14 @@ class OpVersion:
     attributes: tuple[FormalAttribute, ...]
     type_constraints: tuple[tuple[str, tuple[str, ...]], ...]
     outputs: tuple[FormalOutput, ...]
-    # Why conform cannot build this version's node, or None: a graph attribute, a sequence or
-    # optional type, a variadic output.
+    # Why conform cannot build this version's node, or None: every reason among a graph
+    # attribute, an attribute type it cannot write, a type parameter, input or output with no
+    # tensor type (named, with its types), a variadic output.
     refusal: str | None = None
+    # Per type parameter, the types of its constraint that are no tensor type, as the schema
+    # writes them (`seq(tensor(float))`): left out of `type_constraints`, which conform builds
+    # cases from, and kept here so that the constraint is still whole (`type_constraint_text`).
+    left_out: tuple[tuple[str, tuple[str, ...]], ...] = ()
 
     @property
     def output_names(self) -> tuple[str, ...]:
@@ -98,8 +115,17 @@ class OpVersion:
         return f"{self.op}-{self.since_version}"
 
     def allowed(self, type_param: str) -> tuple[str, ...]:
-        """The dtype names the schema allows for a type parameter, in the schema's order."""
+        """The tensor dtype names the schema allows for a type parameter, in the schema's order
+        (the other types it allows are in `left_out`)."""
         return self.constraints[type_param]
+
+    def type_bindings(self) -> list[dict[str, str]]:
+        """Every combination of one tensor dtype per type parameter, in the schema's order;
+        `Unbuildable` (naming why) for a version conform cannot build, never an empty list."""
+        if self.refusal is not None:
+            raise Unbuildable(f"conform cannot build {self.label}: {self.refusal}")
+        params = [param for param, _ in self.type_constraints]
+        return [dict(zip(params, combination)) for combination in itertools.product(*self.constraints.values())]
 
     @cached_property
     def constraints(self) -> dict[str, tuple[str, ...]]:
@@ -138,7 +164,9 @@ class OpVersion:
         return {i.name: i for i in self.inputs}, {a.name: a for a in self.attributes}
 
     def type_constraint_text(self, type_param: str) -> str:
-        return f"{type_param} in ({', '.join(f'tensor({t})' for t in self.allowed(type_param))})"
+        """The constraint as the schema states it, every type it allows (tensors first)."""
+        others = dict(self.left_out).get(type_param, ())
+        return f"{type_param} in ({', '.join([*(f'tensor({t})' for t in self.allowed(type_param)), *others])})"
 
 
 def _default(attr: onnx.defs.OpSchema.Attribute) -> object:
@@ -162,8 +190,13 @@ def _is_tensor(type_str: str) -> bool:
 
 def tensor_types(type_strs) -> tuple[str, ...]:
     """The dtype names of the tensor types among `type_strs` (`tensor(uint8)` -> `uint8`), in their
-    order; a sequence or optional type is left out."""
+    order; a sequence or optional type is left out (see `other_types`)."""
     return tuple(_type_name(t) for t in type_strs if _is_tensor(t))
+
+
+def other_types(type_strs) -> tuple[str, ...]:
+    """The types among `type_strs` that are no tensor type (`seq(tensor(float))`), as written."""
+    return tuple(t for t in type_strs if not _is_tensor(t))
 
 
 # Attribute types whose values conform can write: numbers, strings, their lists, tensors.
@@ -174,35 +207,59 @@ _TYPE_KINDS = {"seq": "sequence", "optional": "optional"}
 
 
 def refusal_of(schema: onnx.defs.OpSchema) -> str | None:
-    """Why conform cannot build (or judge) a node of this schema, or None: a graph attribute (a
-    body, a branch) or another attribute type it cannot write; a type parameter, input or output
-    that takes no tensor type at all; variadic outputs."""
+    """Why conform cannot build (or judge) a node of this schema, every reason joined by '; ', or
+    None: a graph attribute (a body, a branch); another attribute type it cannot write; a type
+    parameter, input or output that takes no tensor type at all, named with its types; variadic
+    outputs."""
+    reasons = [_graph_reason(schema), _attribute_reason(schema), _type_reason(schema), _output_reason(schema)]
+    return "; ".join(reason for reason in reasons if reason) or None
+
+
+def _graph_reason(schema: onnx.defs.OpSchema) -> str | None:
     graphs = sorted(a.name for a in schema.attributes.values() if a.type in _GRAPH_ATTRIBUTES)
-    if graphs:
-        return f"needs a graph attribute ({', '.join(graphs)})"
-    for attribute in schema.attributes.values():
-        if attribute.type not in _WRITABLE_ATTRIBUTES:
+    return f"needs a graph attribute ({', '.join(graphs)})" if graphs else None
+
+
+def _attribute_reason(schema: onnx.defs.OpSchema) -> str | None:
+    for attribute in sorted(schema.attributes.values(), key=lambda a: a.name):
+        if attribute.type not in _WRITABLE_ATTRIBUTES | _GRAPH_ATTRIBUTES:
             kind = AttributeProto.AttributeType.Name(attribute.type)
             return f"attribute '{attribute.name}' is a {kind}, which conform cannot write yet"
-    kinds = _non_tensor_kinds(schema)
-    if kinds:
-        return f"takes {' and '.join(kinds)} types"
+    return None
+
+
+def _type_reason(schema: onnx.defs.OpSchema) -> str | None:
+    """'takes sequence types (S allows no tensor type: seq(tensor(uint8)) and 14 more)': each type
+    parameter, and each input or output of a fixed type, that allows no tensor type, named."""
+    untyped = _tensorless(schema)
+    if not untyped:
+        return None
+    kinds = sorted({_kind(t) for _, types in untyped for t in types})
+    named = "; ".join(f"{name} allows no tensor type: {types[0]}" + (f" and {len(types) - 1} more" if len(types) > 1 else "")
+                      for name, types in untyped)
+    return f"takes {' and '.join(kinds)} types ({named})"
+
+
+def _tensorless(schema: onnx.defs.OpSchema) -> list[tuple[str, tuple[str, ...]]]:
+    """(name, its types) of each type parameter, and of each input or output of a fixed type (not
+    a type parameter), that allows types but no tensor type, in the schema's order."""
+    params = {c.type_param_str: tuple(c.allowed_type_strs) for c in schema.type_constraints}
+    fixed = [(f"{role} '{f.name}'", (f.type_str,)) for role, formals in (("input", schema.inputs), ("output", schema.outputs))
+             for f in formals if f.type_str not in params]
+    return [(name, types) for name, types in (*params.items(), *fixed) if types and not any(_is_tensor(t) for t in types)]
+
+
+def _kind(type_str: str) -> str:
+    """'sequence' for `seq(...)`, 'optional' for `optional(...)`, else the type's own first word."""
+    word = type_str.split("(")[0]
+    return _TYPE_KINDS.get(word, word)
+
+
+def _output_reason(schema: onnx.defs.OpSchema) -> str | None:
     variadic = onnx.defs.OpSchema.FormalParameterOption.Variadic
     if any(o.option == variadic for o in schema.outputs):
         return "its outputs are variadic, which conform cannot judge yet"
     return None
-
-
-def _non_tensor_kinds(schema: onnx.defs.OpSchema) -> list[str]:
-    """The kinds of type ('sequence', 'optional') of each type parameter, input or output that
-    allows no tensor type, sorted."""
-    allowed = {c.type_param_str: list(c.allowed_type_strs) for c in schema.type_constraints}
-    formals = [allowed.get(f.type_str, [f.type_str]) for f in (*schema.inputs, *schema.outputs)]
-    kinds = set()
-    for types in (*allowed.values(), *formals):
-        if types and not any(_is_tensor(t) for t in types):
-            kinds |= {_TYPE_KINDS.get(t.split("(")[0], t.split("(")[0]) for t in types}
-    return sorted(kinds)
 
 
 def _from_schema(schema: onnx.defs.OpSchema) -> OpVersion:
@@ -223,14 +280,18 @@ def _from_schema(schema: onnx.defs.OpSchema) -> OpVersion:
             FormalAttribute(a.name, int(a.type), a.required, _default(a))
             for a in sorted(schema.attributes.values(), key=lambda a: a.name)
         ),
-        # Only tensor types: a sequence or optional type an op also takes is left out, and a
-        # parameter with no tensor type at all refuses the version (`refusal`).
+        # The tensor types, which conform builds; the others go to `left_out`, and a parameter
+        # with no tensor type at all refuses the version (`refusal`).
         type_constraints=tuple(
             (c.type_param_str, tensor_types(c.allowed_type_strs))
             for c in schema.type_constraints
         ),
         outputs=tuple(FormalOutput(o.name, o.type_str, o.option == option.Optional) for o in schema.outputs),
         refusal=refusal_of(schema),
+        left_out=tuple(
+            (c.type_param_str, other_types(c.allowed_type_strs))
+            for c in schema.type_constraints if other_types(c.allowed_type_strs)
+        ),
     )
 
 

@@ -22,7 +22,7 @@ read only so.
 
 A verdict quotes the last LAST_LINES lines written during its case, and before them the line that
 says why (a Rust panic's "panicked at", a C++ "terminate called", an assertion: see
-runners.base.telling_line) where that line is further up: a panic's backtrace fills the last lines.
+telling.telling_line) where that line is further up: a panic's backtrace fills the last lines.
 
 The gathered log marks which case wrote which lines: beside a worker's file, a file of case marks
 (`CaseMarks`) holds the offset at which each case's lines begin, and `keep` puts a line naming the
@@ -45,6 +45,7 @@ from pathlib import Path
 from typing import Callable, NamedTuple
 
 from . import scratch
+from .telling import TELLING_MARKERS, telling_line
 from .text import printable
 
 KIND = "stderr"  # the scratch subfolder of these files
@@ -271,12 +272,10 @@ def written_since(path: str | None, offset: int) -> str:
 
 
 def _telling_before(lines: list[str]) -> str:
-    """The line that says why (see runners.base.telling_line) among `lines`, those written before
+    """The line that says why (see telling.telling_line) among `lines`, those written before
     the last ones a verdict quotes, with ' | ... | ' after it; '' when none holds a marker of one:
     only a panic, abort or assertion line is worth quoting out of its place. What it is joined
     with (a panic's message on the next line) comes from `lines` too, never from the last ones."""
-    from .runners.base import TELLING_MARKERS, telling_line  # the base imports lifetime, which imports this
-
     for marker in TELLING_MARKERS:
         for index, line in enumerate(lines):
             if marker in line:

@@ -198,3 +198,58 @@ def test_bit_shift_traits():
     assert holds("BitShift", "right-shift-rounds", _shift("RIGHT", [255], [7], np.uint8))
     assert holds("BitShift", "right-shift-rounds", _shift("RIGHT", [-1], [3], np.int8))  # -0.125 floors to -1
     assert not holds("BitShift", "right-shift-rounds", _shift("RIGHT", [254, 4], [8, 1], np.uint8))  # by the width: not a rounding
+
+
+def _slice13(start: int, end: int, step: int = 1, dim: int = 4) -> Example:
+    inputs = {"data": np.zeros((2, dim), np.float32), "starts": np.array([start], np.int64),
+              "ends": np.array([end], np.int64), "axes": np.array([1], np.int64), "steps": np.array([step], np.int64)}
+    return example("Slice", 13, {"T": "float", "Tind": "int64"}, **inputs)
+
+
+def test_slice_clamped_or_empty():
+    assert holds("Slice", "clamped-or-empty", _slice13(-100, 3))  # a start the text clamps
+    assert holds("Slice", "clamped-or-empty", _slice13(0, 2**63 - 1))  # an end the text clamps
+    assert holds("Slice", "clamped-or-empty", _slice13(3, 1))  # start after end: nothing selected
+    assert holds("Slice", "clamped-or-empty", _slice13(1, 3, step=-1))  # negative step, start before end
+    assert holds("Slice", "clamped-or-empty", _slice13(0, 0, dim=0))  # a dim of 0
+    assert not holds("Slice", "clamped-or-empty", _slice13(1, 3))
+    assert not holds("Slice", "clamped-or-empty", _slice13(-3, -1))  # within [-dim, dim]
+    assert not holds("Slice", "clamped-or-empty", _slice13(3, 0, step=-1))
+    slice1 = example("Slice", 1, {"T": "float"}, {"starts": [-100], "ends": [3], "axes": [1]}, data=np.zeros((4, 5), np.float32))
+    assert holds("Slice", "clamped-or-empty", slice1)
+    assert not holds("Slice", "clamped-or-empty", example("Slice", 1, {"T": "float"}, {"starts": [0], "ends": [3], "axes": [1]},
+                                                         data=np.zeros((4, 5), np.float32)))
+
+
+def test_constant_of_shape_value_omitted():
+    shape = np.array([2, 3], np.int64)
+    assert holds("ConstantOfShape", "value-omitted", example("ConstantOfShape", 9, {"T1": "int64", "T2": "float"}, input=shape))
+    given = example("ConstantOfShape", 9, {"T1": "int64", "T2": "float"}, {"value": np.array([1.0], np.float32)}, input=shape)
+    assert not holds("ConstantOfShape", "value-omitted", given)
+
+
+def test_hard_swish_finite_nonzero_input():
+    assert holds("HardSwish", "finite-nonzero-input", example("HardSwish", 14, {"T": "float"}, X=np.array([0.5], np.float32)))
+    assert holds("HardSwish", "finite-nonzero-input", example("HardSwish", 14, {"T": "float"}, X=np.array([-1e-45], np.float32)))
+    specials = example("HardSwish", 14, {"T": "float"}, X=np.array([0.0, -0.0, np.inf, -np.inf, np.nan], np.float32))
+    assert not holds("HardSwish", "finite-nonzero-input", specials)
+
+
+def test_quantize_per_axis_empty():
+    def q(x, scale, axis):
+        return example("QuantizeLinear", 13, {"T1": "float", "T2": "int8"}, {"axis": axis}, x=np.array(x, np.float32),
+                       y_scale=np.array(scale, np.float32), y_zero_point=np.zeros(np.shape(scale), np.int8))
+    assert holds("QuantizeLinear", "per-axis-empty", q(np.zeros((2, 4, 0)), np.zeros(0), -1))
+    assert not holds("QuantizeLinear", "per-axis-empty", q(np.zeros((2, 3)), np.ones(3), 1))
+    assert not holds("QuantizeLinear", "per-axis-empty", q(np.zeros((2, 0)), 1.0, 1))  # per-tensor
+
+
+def test_quantize_output_type_from_attribute():
+    def q(out: str, code: int, zero_point: bool = False):
+        inputs = {"x": np.array([1.0], np.float32), "y_scale": np.float32(1.0)}
+        if zero_point:
+            inputs["y_zero_point"] = np.zeros((), {"int8": np.int8, "uint8": np.uint8}[out])
+        return example("QuantizeLinear", 21, {"T1": "float", "T2": out}, {"output_dtype": code}, **inputs)
+    assert holds("QuantizeLinear", "output-type-from-attribute", q("int8", 3))
+    assert not holds("QuantizeLinear", "output-type-from-attribute", q("uint8", 2))
+    assert not holds("QuantizeLinear", "output-type-from-attribute", q("int8", 3, zero_point=True))

@@ -582,7 +582,7 @@ def test_run_help_lists_its_options_under_what_they_are_for(conform):
 def test_the_command_list_gives_each_commands_help_without_cutting_it(conform):
     result = conform("--help", columns=None)
     rows = result.stdout.split("Commands:\n")[1].split("\n\n")[0].splitlines()
-    assert len(rows) == 8 and not any(row.endswith("...") for row in rows), rows
+    assert len(rows) == 9 and not any(row.endswith("...") for row in rows), rows
 
 
 def test_a_usage_error_is_one_plain_line_in_a_ci_log(conform):

@@ -9,7 +9,7 @@ import numpy as np
 
 from conformance.case import Example
 from conformance.reference import arithmetic as ar
-from conformance.reference.elementwise import answer
+from conformance.reference.elementwise import SATURATED, WRAPPED, answer
 from conformance.registry import versions
 
 
@@ -91,3 +91,59 @@ def test_traits():
     overflow = example("Pow", 15, {"T": "int32", "T1": "int32"}, X=np.array([3], np.int32), Y=np.array([30], np.int32))
     assert ar.POW.traits["integer-power-beyond-type"](overflow)
     assert not ar.POW.traits["int64-power-beyond-2**53"](overflow)
+
+
+# --- Pow: C99 and IEEE 754 special values, and what numpy's code path must not decide ---
+
+def _float16_bits(*bits: int) -> np.ndarray:
+    return np.array(bits, np.uint16).view(np.float16)
+
+
+def test_pow_of_a_signalling_nan_to_the_power_zero_is_one():
+    # C99 F.10.4.4: pow(x, +-0) is 1 for any x, even a NaN (numpy's widened float16 sNaN gave NaN);
+    # IEEE 754-2019 9.2.1 says so of a quiet NaN only: NaN for a signalling one is a named reading.
+    found = answer(ar.POW, example("Pow", 12, {"T": "float16", "T1": "int32"},
+                                   X=_float16_bits(0x7CDC), Y=np.array([0], np.int32)))
+    assert found.readings[0].outputs[0].tolist() == [1.0]
+    assert math.isnan(by_label(found)[ar.SIGNALLING_NAN][0])
+
+
+def test_pow_of_one_to_any_power_is_one_a_signalling_nan_too():
+    exponents = np.concatenate([_float16_bits(0x7CDC), np.array([np.nan, -np.inf], np.float16)])
+    found = answer(ar.POW, example("Pow", 15, {"T": "float16", "T1": "float16"},
+                                   X=np.ones(3, np.float16), Y=exponents))
+    assert found.readings[0].outputs[0].tolist() == [1.0, 1.0, 1.0]
+    signalling = by_label(found)[ar.SIGNALLING_NAN]
+    assert math.isnan(signalling[0]) and signalling[1:] == [1.0, 1.0]  # a quiet NaN gives 1 in every reading
+
+
+def test_minus_infinity_to_a_non_integer_power_is_c99s_or_nan():
+    found = answer(ar.POW, example("Pow", 15, {"T": "float", "T1": "float"},
+                                   X=np.full(3, -np.inf, np.float32), Y=np.array([0.5, -1.5, 2.0], np.float32)))
+    assert found.readings[0].outputs[0].tolist() == [math.inf, 0.0, math.inf]  # C99 F.10.4.4
+    real = by_label(found)[ar.NEGATIVE_INFINITY_REAL]
+    assert math.isnan(real[0]) and math.isnan(real[1]) and real[2] == math.inf  # 2 is an integer: +inf in both
+
+
+def test_an_integer_power_beyond_the_type_may_be_x86s_integer_indefinite():
+    found = answer(ar.POW, example("Pow", 15, {"T": "int32", "T1": "int32"},
+                                   X=np.array([3, 2], np.int32), Y=np.array([30, 3], np.int32)))
+    exact = 3 ** 30
+    wrapped = (exact + 2 ** 31) % 2 ** 32 - 2 ** 31
+    assert by_label(found) == {WRAPPED: [wrapped, 8], SATURATED: [2 ** 31 - 1, 8], ar.INDEFINITE: [-2 ** 31, 8]}
+
+
+def test_an_integer_base_to_a_negative_integer_power_may_be_rejected():
+    found = answer(ar.POW, example("Pow", 15, {"T": "int32", "T1": "int64"},
+                                   X=np.array([2, 3], np.int32), Y=np.array([-1, 2], np.int64)))
+    assert found.may_reject == ar.NEGATIVE_INTEGER_EXPONENT
+    assert by_label(found) == {"spec": [0, 9]}  # 1/2 truncates (and rounds half to even) to 0
+    as_float = answer(ar.POW, example("Pow", 15, {"T": "int32", "T1": "float"},
+                                      X=np.array([2], np.int32), Y=np.array([-1.0], np.float32)))
+    assert as_float.may_reject is None  # numpy takes a float exponent: onnx.reference answers it
+
+
+def test_an_integral_float_exponent_of_an_integer_base_is_exact():
+    found = answer(ar.POW, example("Pow", 15, {"T": "int64", "T1": "double"},
+                                   X=np.array([2 ** 53 + 1], np.int64), Y=np.array([1.0])))
+    assert found.readings[0].outputs[0].tolist() == [2 ** 53 + 1]  # float64's pow gives 2**53

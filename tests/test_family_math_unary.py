@@ -51,7 +51,7 @@ def test_erf9_integers_name_every_conversion():
 
 def test_erf_floats_have_one_reading_and_a_budget():
     result = for_op("Erf").expected(example("Erf", 13, [0.5, -0.0], "float"))
-    assert len(result.readings) == 1 and result.budgets[0].ulps == 2
+    assert len(result.readings) == 1 and result.budgets[0].ulps == 2.5  # CUDA's erff: 2 ULP from the rounded value
     assert result.readings[0].outputs[0][0] == np.float32(math.erf(0.5))
 
 

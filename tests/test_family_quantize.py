@@ -312,7 +312,7 @@ def test_cause_traits_name_their_values():
     _, huge = _q(19, [65504.0], 1.1920928955078125e-07, 0, "uint8", x_type="float16")
     _, small = _q(19, [65504.0], 1.0, 0, "uint8", x_type="float16")
     assert TRAITS["quotient-beyond-int32"](huge) and not TRAITS["quotient-beyond-int32"](small)
-    _, one = _q(21, [3.0], [1.0], [0], "int8", {"axis": 0, "block_size": 1})
+    _, one = _q(21, [[3.0]], [[1.0]], [[0]], "int8", {"axis": 0, "block_size": 1})  # rank 2: a rank-1 x is per-tensor
     assert TRAITS["one-element-scale"](one) and TRAITS["blocked"](one) and not TRAITS["blocked-empty"](one)
     _, empty = _q(21, np.zeros((2, 0, 4)), np.zeros((2, 0, 4)) + 1, np.zeros((2, 0, 4)), "int8", {"axis": 0, "block_size": 1})
     assert TRAITS["blocked-empty"](empty)
@@ -383,3 +383,36 @@ def test_ties_counts_a_tie_of_any_reading():
     assert _holds("ties", made)
     assert not _holds("ties", _q(24, [568980.0], 36.5, 1, out="int16", scale_type="bfloat16"))
     assert _holds("ties", _q(13, [2.5], 1.0, 0, out="int8"))  # 2.5 in every reading
+
+
+# --- a rank-1 x: "When the rank of the input is 1, per-tensor quantization is applied" ---
+
+@pytest.mark.parametrize("since", [21, 23, 24, 25])
+@pytest.mark.parametrize("attributes", [{"block_size": 2}, {"block_size": 1, "axis": 0}, {}, {"axis": 0}])
+def test_a_rank_1_x_with_a_one_element_scale_is_per_tensor(since, attributes):
+    # 3/2, 4/2, 7/2 rounded half to even: 2, 2, 4; plus the zero point 1.
+    expected, _ = _q(since, [3.0, 4.0, 7.0], [2.0], [1], "int8", attributes)
+    assert _spec(expected) == [3, 3, 5]
+    assert "per-tensor" in expected.may_reject  # the granularity list reads the scale as blocked or per-axis
+
+
+@pytest.mark.parametrize("since", [21, 25])
+def test_a_rank_1_x_of_one_element_with_a_one_element_scale_needs_no_rejection(since):
+    expected, _ = _q(since, [3.0], [2.0], [1], "int8", {"axis": 0})
+    assert _spec(expected) == [3] and expected.may_reject is None  # per-axis along the only axis gives the same
+
+
+@pytest.mark.parametrize("since", [13, 19])
+def test_before_21_a_one_element_scale_on_a_longer_axis_stays_invalid(since):
+    expected, _ = _q(since, [3.0, 4.0, 7.0], [2.0], [1], "int8", {"axis": 0})
+    assert expected.invalid.rule == "scale-shape"
+
+
+def test_a_rank_1_x_takes_blocks_along_its_only_axis_whatever_axis_says():
+    expected, _ = _q(21, [2.0, 4.0, 8.0, 8.0], [2.0, 4.0], [0, 0], "int8", {"block_size": 2})  # axis 1 by default
+    assert _spec(expected) == [1, 2, 2, 2] and "axis" in expected.may_reject
+
+
+def test_dequantize_19_rank_1_one_element_scale_is_per_tensor():
+    expected, _ = _d(19, [1, 2, 3], [2.0], [1], attributes={"axis": 0})
+    assert _spec(expected) == [0.0, 2.0, 4.0]

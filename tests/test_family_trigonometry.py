@@ -50,7 +50,7 @@ def test_float64_sine_of_pi_is_mpmath_precise():
     precise = result.readings[0].precise[0]
     assert precise[0] == 1.2246467991473532e-16
     assert precise[1] == 0.5984721441039565
-    assert result.budgets[0].ulps == 1
+    assert result.budgets[0].ulps == 2.5  # libmvec's and CUDA's sin: 2 ULP from the rounded value
 
 
 @pytest.mark.parametrize("op, values, output", [
@@ -67,7 +67,7 @@ def test_domain_edges(op, values, output):
     assert list(np.signbit(got[numbers])) == list(np.signbit(np.asarray(output)[numbers]))
 
 
-def test_sixteen_bit_types_get_one_ulp():
-    assert expected(example("Cosh", 22, [1.0], "bfloat16")).budgets[0].ulps == 1
-    assert expected(example("Cosh", 22, [1.0], "float16")).budgets[0].ulps == 1
+def test_sixteen_bit_types_admit_a_native_kernel_one_ulp_from_the_rounded_value():
+    assert expected(example("Cosh", 22, [1.0], "bfloat16")).budgets[0].ulps == 1.5
+    assert expected(example("Cosh", 22, [1.0], "float16")).budgets[0].ulps == 1.5
     assert expected(example("Cosh", 22, [1.0], "float")).budgets[0].ulps == 3

@@ -4,6 +4,7 @@ and signed zeros, and their traits for expectations."""
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 
 import numpy as np
 
@@ -74,3 +75,37 @@ def test_a_signalling_nan_is_ignored_too_where_nan_is_ignored():
     signalling = np.array([0x7C56], np.uint16).view(np.float16)
     found = by_label(answer(va.MIN, example("Min", 13, "float16", np.array([-9.1796875], np.float16), signalling)))
     assert found[va.NAN_IGNORED] == [-9.1796875]
+
+
+def _nearest(value: Fraction, np_dtype) -> float:
+    """The value of `np_dtype` nearest to an exact one, ties to the even bit pattern: found among
+    the neighbours of a close guess by their bit patterns (16- and 32-bit types)."""
+    bits_type = np.uint16 if np.dtype(np_dtype).itemsize == 2 else np.uint32
+    guess = int(np.array(float(value)).astype(np_dtype).view(bits_type))  # any nearby value
+    neighbours = [np.array(guess + step, bits_type).view(np_dtype) for step in (-1, 0, 1)]  # positive values only
+    best = min(neighbours, key=lambda c: (abs(Fraction(float(c)) - value), int(c.view(bits_type)) & 1))
+    return float(best)
+
+
+def test_sum_of_three_rounds_the_exact_sum_once():
+    # 1 + 2**-24 + 2**-80 is just above the tie 1 + 2**-24: float64 first lands on the tie, then 1.0.
+    exact = Fraction(1) + Fraction(2) ** -24 + Fraction(2) ** -80
+    found = by_label(answer(va.SUM, example("Sum", 13, "float", f32(1.0), f32(2.0 ** -24), f32(2.0 ** -80))))
+    assert found[va.SUM.label] == [_nearest(exact, np.float32)] == [1.0000001192092896]
+    assert found[va.LEFT_TO_RIGHT] == [1.0]
+
+
+def test_sum_of_three_bfloat16_rounds_the_exact_sum_once():
+    import ml_dtypes
+
+    exact = Fraction(1) + Fraction(2) ** -8 + Fraction(2) ** -80
+    values = [np.array([v], ml_dtypes.bfloat16) for v in (1.0, 2.0 ** -8, 2.0 ** -80)]
+    found = by_label(answer(va.SUM, example("Sum", 13, "bfloat16", *values)))
+    assert found[va.SUM.label] == [_nearest(exact, ml_dtypes.bfloat16)] == [1.0078125]
+
+
+def test_mean_rounds_the_exact_mean_once():
+    exact = (Fraction(4) + Fraction(2) ** -22 + Fraction(2) ** -78) / 4
+    found = by_label(answer(va.MEAN, example("Mean", 13, "float", f32(4.0), f32(2.0 ** -22), f32(2.0 ** -78), f32(0.0))))
+    assert found[va.MEAN.label] == [_nearest(exact, np.float32)] == [1.0000001192092896]
+    assert 1.0 in {v[0] for v in found.values()}  # 4 + 2**-22 in float is the tie 4, left to right

@@ -81,6 +81,15 @@ def test_unsigned_beyond_int32():
     assert not holds("unsigned-beyond-int32", add("int64", [2**40], [0], np.int64))
 
 
+def test_empty_unsigned_wide():
+    # tract 0.23 reads an empty uint32/uint64 initializer as int32/int64.
+    assert holds("empty-unsigned-wide", add("uint32", np.zeros((2, 0, 3)), [[2]], np.uint32))
+    assert holds("empty-unsigned-wide", add("uint64", [], [], np.uint64))
+    assert not holds("empty-unsigned-wide", add("uint32", [1], [2], np.uint32))
+    assert not holds("empty-unsigned-wide", add("uint16", [], [], np.uint16))
+    assert not holds("empty-unsigned-wide", add("int32", [], [], np.int32))
+
+
 def test_double_not_float32():
     assert holds("double-not-float32", add("double", [0.1], [0.0], np.float64))
     assert holds("double-not-float32", add("double", [1e300], [0.0], np.float64))  # beyond float32's range

@@ -13,10 +13,11 @@ import numpy as np
 import pytest
 from rich.console import Console
 
-from conformance.compare import AMBIGUOUS, FAIL, PASS, Verdict, judge
+from conformance.compare import AMBIGUOUS, FAIL, IMPRECISE, PASS, Verdict, judge
 from conformance.errors import UsageError
 from conformance.execute import Result, RunOptions, select_examples
-from conformance.precision import FLUSHED, Budget, check, profile, profile_of_records, spacing, ulp_error
+from conformance.precision import (BEYOND_BUDGET, CORRECTLY_ROUNDED, FAITHFUL, FLUSHED, WITHIN_BUDGET, Budget, check, profile,
+                                  profile_of_records, spacing, ulp_error)
 from conformance.reference.base import Expected, Reading
 from conformance.report import console as console_report
 from conformance.report import html as html_report
@@ -267,10 +268,13 @@ def slice_example():
     return select_examples(RunOptions(op="Slice", opset=13, use_hypothesis=False))[0]
 
 
-def fabricated(example, dtype, ulp, budget=FOUR, outcome=PASS):
+NUMPY_TYPES = {"float": np.float32, "float16": np.float16, "double": np.float64}
+
+
+def fabricated(example, dtype, ulp, budget=FOUR, outcome=PASS, grade=CORRECTLY_ROUNDED):
     example = dataclasses.replace(example, types={**example.types, example.dtype_param: dtype})
-    expected = Expected(readings=(budgeted([1.0]),), budgets=(budget,))
-    return Result(example, expected, Verdict(outcome, "x", ulp=ulp), actual=(f32(1.0),))
+    expected = Expected(readings=(budgeted([1.0], NUMPY_TYPES[dtype]),), budgets=(budget,))
+    return Result(example, expected, Verdict(outcome, "x", ulp=ulp, grade=grade), actual=(f32(1.0),))
 
 
 def exact_result(example):
@@ -278,26 +282,35 @@ def exact_result(example):
 
 
 def profile_results(example):
-    return [fabricated(example, "float", 0.5), fabricated(example, "float", 3.0, Budget(2, "x"), FAIL),
+    return [fabricated(example, "float", 0.5), fabricated(example, "float", 3.0, Budget(2, "x"), IMPRECISE, BEYOND_BUDGET),
             fabricated(example, "float16", 0.25, ONE), exact_result(example)]
 
 
 def test_profile_rows_per_op_and_dtype(slice_example):
     rows = profile(profile_results(slice_example))
-    assert [(r.op, r.dtype, r.cases, r.max_ulp, r.budget_ulps) for r in rows] == [
-        ("Slice", "float", 2, 3.0, 4), ("Slice", "float16", 1, 0.25, 1)]
-    assert not rows[0].over_budget and profile([exact_result(slice_example)]) == []
+    assert [(r.op, r.dtype, r.cases, r.max_ulp, r.budget_ulps, r.wrong_answer_ulps) for r in rows] == [
+        ("Slice", "float", 2, 3.0, 4, 8.0), ("Slice", "float16", 1, 0.25, 1, 2.0)]
+    assert (rows[0].grades, rows[0].grade, rows[0].imprecise) == ((1, 0, 0, 1), BEYOND_BUDGET, 1)
+    assert rows[0].over_budget and not rows[0].beyond_line and rows[1].grade == CORRECTLY_ROUNDED
+    assert profile([exact_result(slice_example)]) == []
 
 
 def test_the_json_report_carries_the_profile_and_each_ulp(slice_example):
-    results = profile_results(slice_example) + [fabricated(slice_example, "double", float("inf"), ONE, FAIL)]
+    results = profile_results(slice_example) + [fabricated(slice_example, "double", float("inf"), ONE, FAIL, BEYOND_BUDGET)]
     doc = json.loads(json_report.dumps(json_report.document(results, {"name": "test"}, 0, {})))
+    grades = lambda cr, beyond: {CORRECTLY_ROUNDED: cr, FAITHFUL: 0, WITHIN_BUDGET: 0, BEYOND_BUDGET: beyond}
     assert doc["precision"] == [
-        {"op": "Slice", "dtype": "double", "cases": 1, "max_ulp": "inf", "budget_ulps": 1},
-        {"op": "Slice", "dtype": "float", "cases": 2, "max_ulp": 3.0, "budget_ulps": 4},
-        {"op": "Slice", "dtype": "float16", "cases": 1, "max_ulp": 0.25, "budget_ulps": 1}]
+        {"op": "Slice", "dtype": "double", "cases": 1, "max_ulp": "inf", "budget_ulps": 1, "wrong_answer_ulps": 8.0,
+         "grade": BEYOND_BUDGET, "grades": grades(0, 1), "imprecise": 0},
+        {"op": "Slice", "dtype": "float", "cases": 2, "max_ulp": 3.0, "budget_ulps": 4, "wrong_answer_ulps": 8.0,
+         "grade": BEYOND_BUDGET, "grades": grades(1, 1), "imprecise": 1},
+        {"op": "Slice", "dtype": "float16", "cases": 1, "max_ulp": 0.25, "budget_ulps": 1, "wrong_answer_ulps": 2.0,
+         "grade": CORRECTLY_ROUNDED, "grades": grades(1, 0), "imprecise": 0}]
     assert [r.get("ulp") for r in doc["results"]] == [0.5, 3.0, 0.25, None, "inf"]
-    assert doc["results"][0]["expected"]["budgets"] == [{"ulps": 4, "reason": "test budget", "flush_subnormals": False}]
+    assert [(r["outcome"], r.get("grade")) for r in doc["results"]] == [
+        (PASS, CORRECTLY_ROUNDED), (IMPRECISE, BEYOND_BUDGET), (PASS, CORRECTLY_ROUNDED), (PASS, None), (FAIL, BEYOND_BUDGET)]
+    assert doc["results"][0]["expected"]["budgets"] == [{"ulps": 4, "reason": "test budget", "flush_subnormals": False,
+                                                         "kind": "elementary"}]
     assert doc["results"][0]["expected"]["readings"][0]["precise"][0]["dtype"] == "double"
     assert "budgets" not in doc["results"][3]["expected"]
     # A merged report has no profile of its own: its records make the same one again.
@@ -307,9 +320,14 @@ def test_the_json_report_carries_the_profile_and_each_ulp(slice_example):
 def test_the_html_report_draws_the_profile_only_when_there_is_one(slice_example):
     doc = json_report.document(profile_results(slice_example), {"name": "test"}, 0, {})
     page = html_report.render(doc)
-    assert "Precision profile" in page and "<td>float16</td><td>1</td><td>0.25</td><td>1</td>" in page
+    row = ("<td>float16</td><td>1</td><td>correctly rounded</td><td>1</td><td></td><td></td><td></td>"
+           "<td>0.25</td><td>1</td><td>2</td>")
+    assert "Precision profile" in page and row in page
     merged = {key: value for key, value in doc.items() if key != "precision"}
-    assert "<td>float16</td><td>1</td><td>0.25</td><td>1</td>" in html_report.render(merged)
+    assert row in html_report.render(merged)
+    # The imprecise case is listed under the profile, not among the failures.
+    assert "1 imprecise case" in page and "Slice-" in page.split('id="precision"')[1]
+    assert '<section id="failures"><h2>Failures (0 cases in 0 families)</h2>' in page
     assert "Precision profile" not in html_report.render(json_report.document([exact_result(slice_example)], {}, 0, {}))
 
 
@@ -323,7 +341,11 @@ def test_the_console_draws_the_profile_only_when_there_is_one(slice_example):
     text = console_text(profile_results(slice_example))
     assert "precision profile" in text
     row = next(line for line in text.splitlines() if "float16" in line and "0.25" in line)
-    assert row.split("│")[1:-1] == [" Slice ", " float16 ", "     1 ", "      0.25 ", "      1 "]
+    assert [cell.strip() for cell in row.split("│")[1:-1]] == [
+        "Slice", "float16", "1", "correctly rounded", "1", "", "", "", "0.25", "1", "2"]
+    beyond = next(line for line in text.splitlines() if "beyond budget" in line and "Slice" in line)
+    assert [cell.strip() for cell in beyond.split("│")[1:-1]] == [
+        "Slice", "float", "2", "beyond budget", "1", "", "", "1 (1 imprecise)", "3", "4", "8"]
     assert "precision profile" not in console_text([exact_result(slice_example)])
 
 
@@ -333,7 +355,8 @@ def test_the_console_shows_every_output_and_the_budget(slice_example):
     result = Result(slice_example, expected, Verdict(FAIL, "x", ulp=9.0), actual=(f32(1.5), f32(8.0)))
     text = console_text([result])
     for line in ("expected (spec) output 0: float[1] [1.0]", "expected (spec) output 1: float[1] [7.0]",
-                 "budget output 0: 4 ULP (test budget)", "actual output 0: float[1] [1.5]", "actual output 1: float[1] [8.0]"):
+                 "budget output 0: 4 ULP, wrong beyond 8 ULP (elementary function; test budget)",
+                 "actual output 0: float[1] [1.5]", "actual output 1: float[1] [8.0]"):
         assert line in text
 
 

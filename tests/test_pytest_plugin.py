@@ -36,7 +36,7 @@ def as_pytest_counts(results: list[dict], failing: tuple[str, ...] = FAILING) ->
     outcomes = [r["outcome"] for r in results]
     counts = {"failed": sum(o in failing for o in outcomes),
               "skipped": sum(o in ("unsupported", "skipped") and o not in failing for o in outcomes),
-              "passed": sum(o in ("pass", "ambiguous", "lenient", "xpass") and o not in failing for o in outcomes)}
+              "passed": sum(o in ("pass", "ambiguous", "lenient", "imprecise", "xpass") and o not in failing for o in outcomes)}
     return {kind: n for kind, n in counts.items() if n}
 
 

@@ -112,3 +112,22 @@ def test_the_traits_name_a_nan_bound_and_int64_elements_beyond_int32():
     assert beyond(clip_example(12, [-(2**31) - 1], low=-1, dtype=np.int64))
     assert not beyond(clip_example(13, [2**31 - 1, -(2**31)], high=10, dtype=np.int64))
     assert not beyond(clip_example(13, [2**40], high=10, dtype=np.uint64))
+
+
+@pytest.mark.parametrize("opset", [1, 6, 11, 12])
+@pytest.mark.parametrize("low, high", [(np.nan, 1.0), (None, np.nan), (np.nan, np.nan)])
+def test_before_13_a_nan_bound_may_be_rejected_as_min_greater_than_max_is(opset, low, high):
+    # A kernel checking min <= max (onnxruntime's Clip-6) finds it false for a NaN bound too.
+    result = for_op("Clip").expected(clip_example(opset, [-3.0, 0.5], low, high, np.float32))
+    assert result.may_reject and "NaN" in result.may_reject
+    assert len(result.readings) == 2  # the bound ignored, or NaN
+
+
+def test_clip13_a_nan_bound_is_not_rejected():
+    assert for_op("Clip").expected(clip_example(13, [-3.0, 0.5], np.nan, 1.0, np.float32)).may_reject is None
+
+
+def test_a_given_min_beyond_the_default_max_is_still_min_greater_than_max():
+    # float16 holds a FLOAT min of 1e5 as inf, above an absent max's numeric_limits default.
+    result = for_op("Clip").expected(clip_example(6, [1.0], 1e5, None, np.float16))
+    assert result.may_reject and "min > max" in result.may_reject

@@ -2,13 +2,15 @@
 
 import math
 
+import onnx.defs
 import pytest
 
 from conformance import casefile
+from conformance import reference as registered
 from conformance.errors import UsageError
 from conformance.execute import RunOptions, select_examples
 from conformance.reference import covered_ops, for_op
-from conformance.registry import latest_opset, version_in_force, versions
+from conformance.registry import Unbuildable, latest_opset, version_in_force, versions
 
 # The versions the project brief names for each op (independent of the code under test).
 EXPECTED_VERSIONS = {"Clip": [1, 6, 11, 12, 13], "ConstantOfShape": [9, 20, 21, 23, 24, 25], "Slice": [1, 10, 11, 13]}
@@ -89,3 +91,68 @@ def _examples_within(op: str, most: int, drawn: int = 4000) -> int:
     bindings = sum(math.prod(len(version.allowed(param)) for param, _ in version.type_constraints)
                    for version in versions(op))
     return max(1, min(most, drawn // bindings))
+
+
+def _every_version():
+    """Every version of every op of the default domain in onnx.defs (deprecated ones left out)."""
+    names = sorted({s.name for s in onnx.defs.get_all_schemas_with_history() if s.domain == "" and not s.deprecated})
+    return [version for name in names for version in versions(name)]
+
+
+def test_every_covered_version_has_type_bindings():
+    empty = [v.label for op in covered_ops() for v in versions(op) if v.refusal is not None or not v.type_bindings()]
+    assert not empty, f"covered versions without a type binding: {empty}"
+
+
+def test_every_version_in_onnx_defs_has_type_bindings_or_says_why_not():
+    for version in _every_version():
+        if version.refusal is None:
+            assert version.type_bindings(), f"{version.label} has no type binding and no refusal"
+        else:
+            with pytest.raises(Unbuildable, match=f"cannot build {version.label}: "):
+                version.type_bindings()
+
+
+def test_a_constraint_is_never_narrowed_in_silence():
+    # What the registry leaves out of a constraint (sequences, optionals) it keeps in `left_out`.
+    by_label = {(s.name, s.since_version): s for s in onnx.defs.get_all_schemas_with_history() if s.domain == ""}
+    for version in _every_version():
+        schema = by_label[(version.op, version.since_version)]
+        left_out = dict(version.left_out)
+        for constraint in schema.type_constraints:
+            param = constraint.type_param_str
+            kept = [f"tensor({name})" for name in version.allowed(param)]
+            assert sorted(kept + list(left_out.get(param, ()))) == sorted(constraint.allowed_type_strs), version.label
+
+
+def test_a_sequence_op_is_refused_naming_its_sequence_types_not_given_no_binding():
+    sequence_at = versions("SequenceAt")[0]
+    assert "takes sequence types" in sequence_at.refusal and "S allows no tensor type: seq(tensor(" in sequence_at.refusal
+    with pytest.raises(Unbuildable, match=r"SequenceAt-11: takes sequence types \(S allows no tensor type: seq\(tensor\("):
+        sequence_at.type_bindings()
+    identity = versions("Identity")[-1]  # tensors, sequences and optionals: built with its tensors, the rest kept
+    assert identity.refusal is None and identity.type_bindings()
+    assert any(t.startswith("seq(") for t in dict(identity.left_out)["V"])
+    assert "seq(tensor(float))" in identity.type_constraint_text("V")
+
+
+def test_every_reason_a_version_cannot_be_built_is_given():
+    sequence_map = versions("SequenceMap")[0]  # a graph attribute, sequence types and variadic outputs
+    assert sequence_map.refusal.split("; ")[0] == "needs a graph attribute (body)"
+    assert "takes sequence types" in sequence_map.refusal and "variadic" in sequence_map.refusal
+
+
+def test_covered_ops_come_from_the_modules_in_a_fixed_order_each_once():
+    ops = covered_ops()
+    assert len(ops) == len(set(ops)) and ops == covered_ops()
+    modules = [registered.declaring_module(op) for op in ops]
+    assert modules == sorted(modules)  # the modules by name, each one's ops together, in its own order
+    assert registered.declaring_module("CastLike") == "cast" and registered.declaring_module("Slice") == "slice"
+    assert ops.index("QuantizeLinear") + 1 == ops.index("DequantizeLinear")
+
+
+def test_an_op_is_found_in_the_module_named_after_it_whatever_its_case():
+    assert registered.module_named_after("ConstantOfShape") == "constant_of_shape"
+    assert for_op("constantofshape") is for_op("ConstantOfShape") and for_op("SLICE").op == "Slice"
+    assert for_op("Add").family is not None and for_op("Add") is for_op("Add")  # a family op, built once
+

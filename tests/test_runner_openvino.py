@@ -139,3 +139,13 @@ def test_without_openvino_it_says_what_to_install(monkeypatch):
     with pytest.raises(UnavailableError, match=r"runner 'openvino' not available: openvino is not installed; "
                                                r"to install it: pip install \"conform\[openvino\]\""):
         make_runner("openvino")
+
+
+def test_a_run_keeps_conforms_model_defaults_which_openvino_compiles(conform):
+    # OpenVINO declares no needs: symbolic dims and index inputs fed at run time test its dynamic paths too.
+    found = conform("run", "--op", "Slice", "--opset", "13", "--runner", "openvino", "--no-hypothesis", "--dtype", "float")
+    options, summary = found.report["options"], found.report["summary"]
+    assert (options["modes"], options["shapes"]) == (["input"], "symbolic") and "runner_defaults" not in options
+    assert summary["pass"] * 2 > summary["total"], summary
+    assert not any("--mode" in r["replay"] or "--shapes" in r["replay"] for r in found.report["results"])
+    assert "note: openvino:" not in found.stderr and "warning:" not in found.stdout

@@ -9,6 +9,7 @@ import pytest
 from conformance.errors import UnavailableError
 from conformance.execute import RunOptions, run_examples, select_examples, stage
 from conformance.runners import make_runner
+from conftest import replayed
 
 pytest.importorskip("tract", reason="tract is not installed (pip install \"conform[tract]\")")
 
@@ -129,3 +130,49 @@ def test_slice_steps_beyond_32_bits_fail_and_crash_in_a_worker(conform, tmp_path
     panicked = by_case["step_low_word_zero"]
     assert panicked["outcome"] == "crash" and "attempt to divide by zero" in panicked["message"]
     assert result.report["runner"]["name"] == "tract"
+
+
+# ---- the models tract needs: static dims, index inputs as initializers ------------------------
+
+SLICE_13 = ("run", "--op", "Slice", "--opset", "13", "--runner", "tract")
+NEEDS_NOTE = ("note: tract: static shapes, initializer inputs (its runtime resolves shapes and index inputs at load time); "
+              "give --shapes or --mode to choose otherwise")
+
+
+def test_a_run_builds_the_models_tract_needs_unless_told_otherwise(conform):
+    found = conform(*SLICE_13, "--examples", "2")
+    options, summary = found.report["options"], found.report["summary"]
+    assert (options["modes"], options["shapes"]) == (["initializer"], "static")
+    assert options["runner_defaults"] == {"shapes": "static", "mode": "initializer",
+                                          "reason": "its runtime resolves shapes and index inputs at load time"}
+    # Judged, most of it: only the types its Python API cannot carry stay unsupported (4 of 15 dtypes).
+    assert summary["pass"] * 2 > summary["total"] and summary["unsupported"] * 3 < summary["total"], summary
+    assert NEEDS_NOTE in found.stderr and NEEDS_NOTE in found.stdout  # as the run starts, and above its summary
+    # A replay states both, so that it builds the same model whatever the runner declares later.
+    assert all("--mode initializer --shapes static" in r["replay"] for r in found.report["results"])
+    assert "warning:" not in found.stdout
+
+
+def test_an_option_given_is_kept_and_a_run_that_judged_little_ends_saying_so(conform):
+    found = conform(*SLICE_13, "--shapes", "symbolic", "--mode", "input", "--no-hypothesis", "--dtype", "float")
+    options, summary = found.report["options"], found.report["summary"]
+    assert (options["modes"], options["shapes"]) == (["input"], "symbolic") and "runner_defaults" not in options
+    assert summary["unsupported"] * 2 > summary["total"] and "note: tract:" not in found.stderr
+    assert found.code == 0  # unsupported fails no run without --fail-on-unsupported: the last line says it all
+    assert found.stdout.splitlines()[-1] == (
+        f"warning: {summary['unsupported']:,} of {summary['total']:,} cases unsupported: most of the run was not judged "
+        "(tract refuses symbolic dims; try --shapes static)")
+    refused = next(r for r in found.report["results"] if r["outcome"] == "unsupported")
+    assert "--mode input --shapes symbolic" in refused["replay"]
+    again = replayed(conform, refused)  # the user's choice, not tract's: still refused
+    assert [r["outcome"] for r in again.report["results"]] == ["unsupported"]
+    assert again.report["options"]["shapes"] == "symbolic"
+
+
+def test_one_option_given_leaves_the_other_to_tract(conform):
+    found = conform(*SLICE_13, "--shapes", "symbolic", "--no-hypothesis", "--dtype", "float", "--case",
+                    "Slice-13/spec_example_1/float/int64")
+    options = found.report["options"]
+    assert (options["modes"], options["shapes"]) == (["initializer"], "symbolic")
+    assert options["runner_defaults"] == {"mode": "initializer", "reason": "its runtime resolves shapes and index inputs at load time"}
+    assert "note: tract: initializer inputs (" in found.stderr

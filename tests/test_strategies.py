@@ -194,5 +194,5 @@ def test_no_case_reads_past_the_bytes_hypothesis_draws_for_it(op):
             extremes = [bytes(CASE_BYTES), bytes([255]) * CASE_BYTES]
             for data in extremes + [rng.integers(0, 256, CASE_BYTES, dtype=np.uint8).tobytes() for _ in range(40)]:
                 choices = Choices(data)
-                strategies.STRATEGIES[op](choices, version, binding)
+                strategies.strategy_of(op)(choices, version, binding)
                 assert choices.used <= CASE_BYTES, (version.label, binding)

@@ -16,91 +16,11 @@ import numpy as np
 from ..case import Example, dtype_param_in
 from ..registry import OpVersion
 from . import plumbing
+from .expected import Bounds, Expected, Invalid, Reading, freed, readings, single  # noqa: F401 - the references' names
+from .function_body import with_body
 
 
 DTYPE_NOT_ALLOWED = "dtype-not-allowed"
-
-
-@dataclass(frozen=True)
-class Invalid:
-    """An input the spec forbids: a short rule id and the sentence of the spec that forbids it."""
-
-    rule: str
-    sentence: str
-
-
-@dataclass(frozen=True, eq=False)
-class Reading:
-    """One allowed output, with a label saying which reading of the text produced it.
-
-    `precise` holds, per output, the value before rounding to the output's dtype (float64), for
-    outputs judged by a precision budget; None for outputs judged exactly.
-    """
-
-    outputs: tuple[np.ndarray, ...]
-    label: str = "spec"
-    precise: tuple[np.ndarray | None, ...] = ()
-    # Per output, a mask of the elements the text leaves undefined ("undefined if OOR"): any value
-    # of the output's type matches there. None (or absent) where every element is defined.
-    free: tuple[np.ndarray | None, ...] = ()
-
-
-@dataclass(frozen=True, eq=False)
-class Expected:
-    """The reference's answer for one Example."""
-
-    readings: tuple[Reading, ...] = ()
-    invalid: Invalid | None = None
-    may_reject: str | None = None  # why the spec also allows a runtime to reject this valid input
-    ambiguity: str | None = None  # what is ambiguous, when readings differ
-    # Per output: how a float output is judged (a `precision.Budget`), or None for exactly.
-    budgets: tuple[object | None, ...] = ()
-
-    @property
-    def is_valid(self) -> bool:
-        return self.invalid is None
-
-
-def single(output: np.ndarray, label: str = "spec") -> Expected:
-    return Expected(readings=(Reading((output,), label),))
-
-
-def readings(candidates: list[Reading], ambiguity: str, may_reject: str | None = None) -> Expected:
-    """An Expected from candidate readings, dropping those whose outputs are bitwise identical."""
-    distinct: list[Reading] = []
-    for candidate in candidates:
-        if not any(_same_outputs(candidate, seen) for seen in distinct):
-            distinct.append(candidate)
-    return Expected(
-        readings=tuple(distinct),
-        ambiguity=ambiguity if len(distinct) > 1 else None,
-        may_reject=may_reject,
-    )
-
-
-def freed(options: list[Reading], undefined: np.ndarray) -> list[Reading]:
-    """The readings of a one-output op with any value allowed where the text leaves an element
-    undefined (`undefined`, a mask of the output): one for each reading that differs from the
-    others where the text defines the result, to go after those that fix every element, so that a
-    runtime following a named convention is told which."""
-    from ..compare import arrays_identical
-
-    found: list[Reading] = []
-    where = f"{int(undefined.sum())} of {undefined.size} elements"
-    for option in options:
-        defined = option.outputs[0][~undefined]
-        if not any(arrays_identical(defined, other.outputs[0][~undefined]) for other in found):
-            found.append(Reading(option.outputs, f"{option.label}; any value where the text leaves it undefined ({where})",
-                                 free=(undefined,)))
-    return found
-
-
-def _same_outputs(a: Reading, b: Reading) -> bool:
-    from ..compare import arrays_identical
-
-    if any(mask is not None and mask.any() for mask in (*a.free, *b.free)):
-        return False  # a reading that leaves elements free is kept beside one that fixes them
-    return all(arrays_identical(x, y) for x, y in zip(a.outputs, b.outputs))
 
 
 class VersionSemantics:
@@ -193,11 +113,14 @@ class OpReference:
             ranks = [first.ndim if first is not None else 0] * len(version.outputs)
         return tuple((version.output_dtype(k, example.types), rank) for k, rank in enumerate(ranks))
 
-    def expected(self, example: Example) -> Expected:
+    def expected(self, example: Example, bodies: bool = True) -> Expected:
+        """What the text allows for `example`: the prose's readings, and where the version has a
+        function body, the body's (`bodies`; off for a node inside a body, judged by its prose)."""
         wrong_type = self.disallowed_type(example)
         if wrong_type is not None:
             return Expected(invalid=wrong_type)
-        return self.semantics_for(example.version).expected(example)
+        found = self.semantics_for(example.version).expected(example)
+        return with_body(found, example) if bodies else found
 
     def disallowed_type(self, example: Example) -> Invalid | None:
         for param, name in example.types.items():

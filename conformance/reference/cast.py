@@ -526,3 +526,5 @@ def _reference(op: str, semantics: type, binding_attributes=None, binding_proble
 
 REFERENCE = _reference("Cast", Cast1, target_attribute, to_problem)
 LIKE_REFERENCE = _reference("CastLike", CastLike15)
+# What the registry (reference/__init__.py) finds here: the two ops of this module, in this order.
+REFERENCES = (REFERENCE, LIKE_REFERENCE)

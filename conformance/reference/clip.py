@@ -29,6 +29,10 @@ MIN_GT_MAX = (
     "the text of versions before 13 says nothing about min > max; onnx's node test "
     "test_clip_min_greater_than_max expects every element to be max, and a runtime may also reject it"
 )
+NAN_BOUND_REFUSED = (
+    "the text of versions before 13 says nothing about a NaN min or max; a kernel that checks min <= max, as it may "
+    "for min > max (onnxruntime's Clip-6 does), finds it false and may reject it too"
+)
 CLIP6_TEXT_DEFAULT = 3.402823e38  # the literal written in Clip-6's attribute defaults
 
 
@@ -89,11 +93,14 @@ class _ClipSemantics(VersionSemantics):
             for low_label, low in low_candidates
             for high_label, high in high_candidates
         ]
-        first_low, first_high = low_candidates[0][1], high_candidates[0][1]
+        # Each bound as given (a NaN one too), an absent one at its first default.
+        given = [self.bound(example, side) for side in ("min", "max")]
+        low, high = (value if value is not None else found[0][1]
+                     for value, found in zip(given, (low_candidates, high_candidates)))
         return readings(
             options,
             ambiguity="; ".join(sorted({o.label for o in options})),
-            may_reject=self.may_reject(first_low, first_high),
+            may_reject=self.may_reject(low, high),
         )
 
     def invalid(self, example: Example) -> Invalid | None:
@@ -118,7 +125,10 @@ class Clip1(_ClipSemantics):
         return None if value is None else _in_type(value, dtype(example.dtype))
 
     def may_reject(self, low: object, high: object) -> str | None:
-        if low is not None and high is not None and not np.isnan(low) and not np.isnan(high) and low > high:
+        """min > max, or a NaN bound, which fails a min <= max check too (None: a bound left out)."""
+        if any(bound is not None and np.isnan(bound) for bound in (low, high)):
+            return NAN_BOUND_REFUSED
+        if low is not None and high is not None and low > high:
             return MIN_GT_MAX
         return None
 

@@ -45,6 +45,11 @@ def output_elements(example: Example) -> int:
     return 0 if any(d < 0 for d in dims) else math.prod(dims)
 
 
+def value_omitted(example: Example) -> bool:
+    """No value attribute: the text's output is then float32 zeros."""
+    return "value" not in example.attributes
+
+
 REFERENCE = OpReference(
     op="ConstantOfShape",
     dtype_param="T2",
@@ -54,4 +59,5 @@ REFERENCE = OpReference(
     attribute_params={"value": "T2"},
     output_elements_from=output_elements,
     rules=("shape-not-1d", "negative-dim", "value-not-one-element"),
+    traits={"value-omitted": value_omitted},
 )

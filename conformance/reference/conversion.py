@@ -68,8 +68,9 @@ def round_fraction(value: Fraction, target: DType, rounding: str = NEAREST_EVEN)
     exponent = magnitude.numerator.bit_length() - magnitude.denominator.bit_length()
     if Fraction(2) ** exponent > magnitude:
         exponent -= 1  # now 2**exponent <= magnitude < 2**(exponent + 1)
+    negative = value < 0  # math.copysign would take float(value), which overflows past float64's range
     if exponent > 1100:
-        return math.copysign(math.inf, value)
+        return -math.inf if negative else math.inf
     quantum = max(exponent, min_exponent) - (precision - 1)
     scaled = magnitude / Fraction(2) ** quantum
     steps = round(scaled) if rounding == NEAREST_EVEN else math.floor(scaled)  # round(): half to even
@@ -77,7 +78,7 @@ def round_fraction(value: Fraction, target: DType, rounding: str = NEAREST_EVEN)
         result = math.ldexp(float(steps), quantum)
     except OverflowError:
         result = math.inf
-    return math.copysign(result, value)
+    return -result if negative else result
 
 
 # --- finishing: what each kind of float type does beyond its range ---

@@ -79,6 +79,10 @@ class Elementwise:
     boolean: Callable[..., np.ndarray] | None = None  # bool arrays -> bool array
     raw: Callable[..., np.ndarray] | None = None  # any dtype, computed in the inputs' own (selection: Where)
     precise64: Callable[..., Any] | None = None  # mpmath, one element at a time: float64 outputs' precise value
+    # Fractions -> a Fraction: the formula exactly, for an op whose text is one real expression that
+    # float64 cannot evaluate with a single rounding (a fused multiply-add, a sum of three values);
+    # the first reading is then its value rounded once to the output type (see `_rounded_once`).
+    exact: Callable[..., Any] | None = None
     budget: Budget | None = None  # None: the correctly rounded result, exactly
     budgets: dict[str, Budget] = field(default_factory=dict)  # per output dtype, over `budget`
     attributes: tuple[Attribute, ...] = ()
@@ -228,7 +232,10 @@ def _compute(op: Elementwise, context: Context, shape: tuple[int, ...]) -> tuple
     if op.raw is not None:
         return [Reading((np.asarray(op.raw(*arrays, **_formula_attributes(op, context))).reshape(shape),))], None
     if kind == "float":
-        return _float(op, context, shape)
+        found, budget = _float(op, context, shape)
+        if op.exact is not None and context.out.kind == "float" and found:
+            found[0] = _rounded_once(op, context, found[0])
+        return found, budget
     if kind == "bool" and op.boolean is not None:
         result = np.asarray(op.boolean(*[a.astype(bool) for a in arrays], **_formula_attributes(op, context)), dtype=bool)
         return [Reading((result.reshape(shape).astype(context.out.np_dtype),))], None
@@ -273,10 +280,63 @@ def _mp(op: Elementwise, context: Context, fallback: np.ndarray, shape: tuple[in
             if not all(np.isfinite(args)) or not np.isfinite(result[index]):
                 continue  # specials are the float64 formula's, judged exactly
             try:
-                result[index] = float(op.precise64(*[mpmath.mpf(x) for x in args], **attributes))
+                result[index] = _nearest_double(op.precise64(*[mpmath.mpf(x) for x in args], **attributes))
             except (ValueError, ZeroDivisionError, OverflowError):
                 pass
     return result.reshape(shape)
+
+
+def _nearest_double(value) -> float:
+    """An mpmath value rounded once to float64, onto the subnormal grid (2**-1074) below 2**-1022
+    too: mpmath's float() rounds to 53 bits first, and a subnormal result is rounded again."""
+    from fractions import Fraction
+
+    import mpmath
+
+    from .conversion import round_fraction
+
+    value = mpmath.mpf(value)
+    if not mpmath.isfinite(value):
+        return float(value)
+    mantissa, exponent = value.man_exp  # the magnitude's
+    if mantissa == 0:
+        return float(value)
+    top = int(exponent) + int(mantissa).bit_length()  # the magnitude lies in [2**(top-1), 2**top)
+    if top < -1076:  # below half the smallest subnormal: a zero of the value's sign (exp(-1e308))
+        return -0.0 if value < 0 else 0.0
+    if top > 1025:  # beyond float64's range: an infinity, never a Fraction of 2**top
+        return float("-inf") if value < 0 else float("inf")
+    magnitude = Fraction(int(mantissa)) * Fraction(2) ** int(exponent)
+    return round_fraction(-magnitude if value < 0 else magnitude, dtype("double"))
+
+
+def _rounded_once(op: Elementwise, context: Context, first: Reading) -> Reading:
+    """The first reading with `op.exact`'s value rounded once to the output type wherever every
+    input is finite and the value is not zero (the float64 formula keeps the specials and a zero's
+    sign); its precise value, where a budget judges it, that value rounded once to float64."""
+    from dataclasses import replace
+    from fractions import Fraction
+
+    from .conversion import exact_to_float, round_fraction
+
+    attributes = _formula_attributes(op, context)
+    with np.errstate(invalid="ignore"):  # a signalling NaN widened is still a NaN
+        flat = [a.astype(np.float64).reshape(-1) for a in context.arrays]
+    values: list = first.outputs[0].astype(np.float64).reshape(-1).tolist()
+    precise = first.precise[0].reshape(-1).copy() if first.precise else None
+    for index in range(len(values)):
+        args = [float(a[index]) for a in flat]
+        if not all(np.isfinite(args)):
+            continue
+        value = op.exact(*[Fraction(x) for x in args], **attributes)
+        if value == 0:
+            continue
+        values[index] = value
+        if precise is not None:
+            precise[index] = round_fraction(value, dtype("double"))
+    shape = first.outputs[0].shape
+    rounded = exact_to_float(values, context.out).reshape(shape)
+    return replace(first, outputs=(rounded,), precise=(precise.reshape(shape),) if precise is not None else first.precise)
 
 
 def _python_ints(array: np.ndarray) -> np.ndarray:

@@ -70,6 +70,12 @@ def unsigned_beyond_int32(example: Example) -> bool:
     return any(_at_least_2_31(array) for array in (*_arrays(example, *UNSIGNED_WIDE), *_text_outputs(example, *UNSIGNED_WIDE)))
 
 
+def empty_unsigned_wide(example: Example) -> bool:
+    """A uint32 or uint64 input (or tensor attribute) with no elements: what a runtime reading an
+    empty initializer of these types as int32/int64 (tract 0.23) types wrongly."""
+    return any(array.size == 0 for array in _arrays(example, *UNSIGNED_WIDE))
+
+
 def string_input(example: Example) -> bool:
     """A string tensor among the inputs: what a runtime whose string storage is not a plain buffer
     of elements may mishandle whatever the op."""
@@ -243,6 +249,7 @@ TRAITS: dict[str, Callable[[Example], bool]] = {
     "nan-input": nan_input,
     "int64-beyond-int32": int64_beyond_int32,
     "unsigned-beyond-int32": unsigned_beyond_int32,
+    "empty-unsigned-wide": empty_unsigned_wide,
     "double-infinity": double_infinity,
     "int32-not-float32": int32_not_float32,
     "subnormal": subnormal,

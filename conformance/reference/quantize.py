@@ -14,8 +14,10 @@ the quantization axis"): a scale of shape [1] on an axis longer than 1 is an inv
 scale, not a per-tensor one; a scale of the input's rank with `block_size` > 0 is blocked
 (`ceil(Di/B)` scales along the axis, the last block shorter when B does not divide Di). Where an
 axis attribute's text says "When the rank of the input is 1, per-tensor quantization is applied,
-rendering the axis unnecessary", a rank-1 input takes its 1-D scale along its only axis whatever
-`axis` says, and a runtime may reject an `axis` out of range there.
+rendering the axis unnecessary", a rank-1 input takes a one-element scale per tensor, whatever
+`block_size` says (the sentence wins over the blocked and per-axis shape rules, which a runtime
+may apply instead and reject the scale by), and a longer 1-D scale along its only axis whatever
+`axis` says; a runtime may reject an `axis` out of range there.
 
 The division's precision. Versions 23 and later: "The type of `y_scale` determines the precision
 of the division operation between `x` and `y_scale`, unless the `precision` attribute is
@@ -109,14 +111,16 @@ def granularity(example: Example, x: np.ndarray, scale: np.ndarray) -> Granulari
     block = int(example.attributes.get("block_size", 0) or 0)
     rank = x.ndim
     axis = int(example.attributes.get("axis", 1))
+    if _rank_one(example, x):
+        axis = 0  # "per-tensor quantization is applied, rendering the axis unnecessary"
+        if scale.ndim == 1 and scale.size == 1:
+            return Granularity(PER_TENSOR)  # the sentence wins over the blocked and per-axis shape rules
     if block > 0 and scale.ndim == rank:
         return _blocked(example, x, scale, axis, block)
     if scale.ndim != 1:
         return _invalid(example, "scale-rank", "The scale factor and zero point must have the same shape, determining the "
                         "quantization granularity: a scalar for per-tensor, a 1-D tensor for per-axis, or the input's rank "
                         "for blocked quantization (with `block_size`).")
-    if rank == 1 and RANK_ONE_SENTENCE in _doc(example, "axis"):
-        axis = 0  # "per-tensor quantization is applied, rendering the axis unnecessary"
     if not -rank <= axis < rank:
         return _invalid(example, "axis-out-of-range", "axis: Accepted range is [-r, r-1] where r = rank(input).")
     axis %= rank
@@ -125,6 +129,27 @@ def granularity(example: Example, x: np.ndarray, scale: np.ndarray) -> Granulari
                         "the quantization axis. For an input shape (D0, ..., Di, ..., Dn) and axis=i, y_scale is a 1-D "
                         "tensor of length Di.")
     return Granularity(PER_AXIS, axis)
+
+
+def _rank_one(example: Example, x: np.ndarray) -> bool:
+    """A rank-1 x in a version whose `axis` text says "When the rank of the input is 1, per-tensor
+    quantization is applied, rendering the axis unnecessary" (QuantizeLinear 21+, DequantizeLinear-19)."""
+    return x.ndim == 1 and RANK_ONE_SENTENCE in _doc(example, "axis")
+
+
+RANK_ONE_PER_TENSOR = ("a rank-1 x with a one-element scale is per-tensor by the axis text ('When the rank of the input "
+                       "is 1, per-tensor quantization is applied'); the granularity list reads a 1-D scale as per-axis, "
+                       "or with block_size as blocked, whose shape rule it breaks (or whose block_size goes unused)")
+
+
+def _rank_one_per_tensor(example: Example, x: np.ndarray, scale: np.ndarray) -> str | None:
+    """Why a runtime may reject a rank-1 x's one-element scale that the text makes per-tensor: the
+    granularity list reads the same scale as per-axis or blocked, invalid there unless x has one
+    element and no block_size is given."""
+    if not _rank_one(example, x) or scale.ndim != 1 or scale.size != 1:
+        return None
+    block = int(example.attributes.get("block_size", 0) or 0)
+    return RANK_ONE_PER_TENSOR if block > 0 or x.shape[0] != 1 else None
 
 
 def _blocked(example: Example, x: np.ndarray, scale: np.ndarray, axis: int, block: int) -> Granularity | Invalid:
@@ -346,10 +371,13 @@ class _QuantizeSemantics(VersionSemantics):
 
 
 def _rank_one_axis(example: Example, x: np.ndarray, scale: np.ndarray) -> str | None:
+    """Why a runtime may reject a rank-1 x the text makes valid: an `axis` out of its range, a
+    one-element scale (`_rank_one_per_tensor`)."""
+    reasons = [_rank_one_per_tensor(example, x, scale)]
     axis = int(example.attributes.get("axis", 1))
     if x.ndim == 1 and scale.ndim == 1 and not -1 <= axis < 1:
-        return "axis is out of range for a rank-1 input, where the text says the axis is unnecessary"
-    return None
+        reasons.append("axis is out of range for a rank-1 input, where the text says the axis is unnecessary")
+    return "; ".join(filter(None, reasons)) or None
 
 
 class QuantizeLinear10(_QuantizeSemantics):
@@ -488,6 +516,13 @@ def negative_axis(example: Example) -> bool:
 
 def output_dtype_given(example: Example) -> bool:
     return output_dtype_attribute(example) is not None
+
+
+def output_type_from_attribute(example: Example) -> bool:
+    """QuantizeLinear with no y_zero_point and an output_dtype other than uint8: only the
+    attribute says the output type (else uint8)."""
+    given = output_dtype_attribute(example)
+    return _is_quantize(example) and _parts(example)[2] is None and given is not None and given.name != "uint8"
 
 
 def scale_float8e8m0(example: Example) -> bool:
@@ -630,6 +665,12 @@ def blocked_empty(example: Example) -> bool:
     return found is not None and found.kind == BLOCKED and example.inputs["x"].size == 0
 
 
+def per_axis_empty(example: Example) -> bool:
+    """Per-axis (de)quantization along an axis of size 0: a scale with no elements."""
+    found = _granularity(example)
+    return found is not None and found.kind == PER_AXIS and _parts(example)[1].size == 0
+
+
 def not_float32(example: Example) -> bool:
     """A scale that is not float32, or a QuantizeLinear x that is not: a runtime implementing the
     float32 arithmetic of versions 10 and 13 only refuses the others."""
@@ -729,6 +770,8 @@ TRAITS = {
     "x-type-differs-from-scale": x_type_differs_from_scale,
     "one-element-scale": one_element_scale,
     "per-axis": per_axis,
+    "per-axis-empty": per_axis_empty,
+    "output-type-from-attribute": output_type_from_attribute,
     "blocked": blocked,
     "last-block-shorter": last_block_shorter,
     "zero-point-absent": zero_point_absent,
@@ -782,3 +825,5 @@ DEQUANTIZE_REFERENCE = OpReference(op="DequantizeLinear", dtype_param="T1", data
                                    semantics=(DequantizeLinear10,), traits=TRAITS, rules=RULES,
                                    binding_problem=output_type_problem,
                                    binding_attributes=dequantize_output_dtype)
+# What the registry (reference/__init__.py) finds here: the two ops of this module, in this order.
+REFERENCES = (QUANTIZE_REFERENCE, DEQUANTIZE_REFERENCE)

@@ -192,6 +192,35 @@ def step_int32_min(example: Example) -> bool:
     return any(step == -(2**31) for step in params["steps"])
 
 
+def clamped_or_empty(example: Example) -> bool:
+    """On some sliced axis a start or end outside [-dim, dim] (which the text clamps), or a range
+    that selects nothing (start at or after end for a positive step, at or before it for a
+    negative one, or a dim of 0): what a runtime that neither clamps nor allows an empty range
+    refuses or gets wrong."""
+    params = REFERENCE.semantics_for(example.version).parameters(example)
+    if isinstance(params, Invalid) or params.get("starts") is None or params.get("ends") is None:
+        return False
+    data = example.inputs.get("data")
+    if data is None:
+        return False
+    starts, ends = params["starts"], params["ends"]
+    axes = params.get("axes") if params.get("axes") is not None else list(range(len(starts)))
+    steps = params.get("steps") if params.get("steps") is not None else [1] * len(starts)
+    if not len(starts) == len(ends) == len(axes) == len(steps):
+        return False
+    for start, end, axis, step in zip(starts, ends, axes, steps):
+        axis = axis + data.ndim if axis < 0 else axis
+        if not 0 <= axis < data.ndim or step == 0:
+            return False
+        dim = data.shape[axis]
+        if dim == 0 or not -dim <= start <= dim or not -dim <= end <= dim:
+            return True
+        start, end = (start + dim if start < 0 else start), (end + dim if end < 0 else end)
+        if (step > 0 and start >= end) or (step < 0 and (start <= end or start >= dim)):
+            return True
+    return False
+
+
 def default_axes_fewer_starts(example: Example) -> bool:
     """Axes omitted with fewer starts than the data has axes: the texts then slice the first
     len(starts) axes (Slice-10+ say [0, ..., ndim-1], see DEFAULT_AXES)."""
@@ -207,6 +236,7 @@ REFERENCE = OpReference(
     data_inputs=("data",),
     semantics=(Slice1, Slice10, Slice11, Slice13),
     traits={"negative-step-int-max-end": negative_step_int_max_end, "step-beyond-int32": step_beyond_int32,
-            "step-int32-min": step_int32_min, "default-axes-fewer-starts": default_axes_fewer_starts},
+            "step-int32-min": step_int32_min, "default-axes-fewer-starts": default_axes_fewer_starts,
+            "clamped-or-empty": clamped_or_empty},
     rules=("axis-out-of-range", "length-mismatch", "steps-zero", "negative-axis", "repeated-axes", "index-not-1d"),
 )

@@ -109,9 +109,18 @@ def _mean_alternatives(context: Context, first: np.ndarray) -> list[tuple[str, n
     return found
 
 
+def _exact_total(*values: Fraction) -> Fraction:
+    return sum(values, Fraction(0))
+
+
+def _exact_mean(*values: Fraction) -> Fraction:
+    return _exact_total(*values) / len(values)
+
+
 SUM = Elementwise(
     op="Sum",
     real=_sum,
+    exact=_exact_total,  # float64 holds the exact sum of three or more values only sometimes: rounded once from it
     alternatives=_sum_alternatives,
     ambiguity=ORDER_AMBIGUITY,
     label="the exact sum, rounded once",
@@ -121,6 +130,7 @@ SUM = Elementwise(
 MEAN = Elementwise(
     op="Mean",
     real=_mean,
+    exact=_exact_mean,
     alternatives=_mean_alternatives,
     ambiguity=ORDER_AMBIGUITY,
     label="the exact mean, rounded once",

@@ -7,8 +7,8 @@ from collections import Counter
 from contextlib import contextmanager
 from typing import Iterable, Iterator
 
-from ..compare import (AMBIGUOUS, CRASH, ERROR, FAIL, FALLBACK, LENIENT, OUTCOMES, PASS, SKIPPED, TIMEOUT, UNSUPPORTED,
-                       XFAIL, XPASS)
+from ..compare import (AMBIGUOUS, CRASH, ERROR, FAIL, FALLBACK, IMPRECISE, LENIENT, OUTCOMES, PASS, SKIPPED, TIMEOUT,
+                       UNSUPPORTED, XFAIL, XPASS)
 
 
 def summary(results) -> dict[str, int]:
@@ -23,7 +23,7 @@ def tally(outcomes: Iterable[str]) -> dict[str, int]:
 
 FAILING = (FAIL, ERROR, CRASH, TIMEOUT, FALLBACK)
 # Outcomes from the one a reader must see first to the one that needs no look.
-SEVERITY = (*FAILING, XPASS, LENIENT, UNSUPPORTED, XFAIL, AMBIGUOUS, SKIPPED, PASS)
+SEVERITY = (*FAILING, XPASS, LENIENT, IMPRECISE, UNSUPPORTED, XFAIL, AMBIGUOUS, SKIPPED, PASS)
 
 
 def outcome_counts(counts: dict[str, int]) -> str:
@@ -49,10 +49,12 @@ def stale_text(source: str, reason: str) -> str:
     return f"expectation at {source} matches no case: {reason}"
 
 
-def gate_record(strict_validation: bool, fail_on_unsupported: bool, strict: bool) -> dict[str, bool]:
+def gate_record(strict_validation: bool, fail_on_unsupported: bool, strict: bool,
+                strict_precision: bool = False) -> dict[str, bool]:
     """The options that decide what fails a run, as its report records them (in `options`), so that
     its exit code, its JUnit report and a merge of its shards judge it alike (`recorded_gate`)."""
-    return {"strict_validation": strict_validation, "fail_on_unsupported": fail_on_unsupported, "strict": strict}
+    return {"strict_validation": strict_validation, "fail_on_unsupported": fail_on_unsupported, "strict": strict,
+            "strict_precision": strict_precision}
 
 
 def recorded_gate(doc: dict, strict: bool = False) -> tuple[frozenset[str], bool]:
@@ -61,7 +63,8 @@ def recorded_gate(doc: dict, strict: bool = False) -> tuple[frozenset[str], bool
     report written before these options were recorded reads as run without them."""
     options = doc.get("options") or {}
     strict = strict or bool(options.get("strict"))
-    added = ((LENIENT, options.get("strict_validation")), (UNSUPPORTED, options.get("fail_on_unsupported")), (XPASS, strict))
+    added = ((LENIENT, options.get("strict_validation")), (UNSUPPORTED, options.get("fail_on_unsupported")), (XPASS, strict),
+             (IMPRECISE, options.get("strict_precision")))
     return frozenset((*FAILING, *(outcome for outcome, fails in added if fails))), strict
 
 

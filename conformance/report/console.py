@@ -1,4 +1,5 @@
-"""The console report, drawn with rich: a summary matrix, and a readable diff for each kind of failure.
+"""The console report, drawn with rich: a summary matrix, the precision profile (where imprecise
+results are told, with their grades), and a readable diff for each kind of failure.
 
 A run's failures come in families: a case-file case that fails fails in most of its type bindings,
 a version's hypothesis cases fail for the same few reasons in every dtype, and what a runtime does
@@ -16,15 +17,16 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
-from ..compare import AMBIGUOUS, CRASH, ERROR, FAIL, FALLBACK, LENIENT, OUTCOMES, PASS, TIMEOUT, UNSUPPORTED, XPASS
-from ..precision import Budget, ProfileRow, profile, ulp_text
+from ..compare import (AMBIGUOUS, CRASH, ERROR, FAIL, FALLBACK, IMPRECISE, LENIENT, OUTCOMES, PASS, TIMEOUT, UNSUPPORTED,
+                       XPASS)
+from ..precision import GRADES, Budget, ProfileRow, profile, ulp_text
 from ..values import describe
 from . import FAILING, outcome_counts, plural, record_name, recorded_gate, stale_text, summary
-from .hints import run_notes
+from .hints import run_notes, unjudged_line
 
 STYLES = {PASS: "green", FAIL: "bold red", ERROR: "bold magenta", UNSUPPORTED: "yellow", AMBIGUOUS: "cyan",
           LENIENT: "blue", CRASH: "bold red", TIMEOUT: "bold red", FALLBACK: "bold red", "skipped": "dim",
-          "xfail": "dim yellow", "xpass": "bold yellow"}
+          "xfail": "dim yellow", "xpass": "bold yellow", IMPRECISE: "magenta"}
 MAX_DETAILED = 25  # panels, one a family
 MAX_NAMED = 12  # other members a panel names
 
@@ -48,18 +50,44 @@ def summary_table(results) -> Table:
     return table
 
 
+PROFILE_COLUMNS = ("op", "dtype", "cases", "grade", *(grade.replace("-", " ") for grade in GRADES), "worst ULP", "budget",
+                   "wrong at")
+
+
 def precision_table(rows: list[ProfileRow]) -> Table:
-    """The precision profile: per op and dtype, the largest ULP error the runtime showed in the
-    results judged by a budget, beside the budget."""
-    title = "conform: precision profile (worst error in ULP)"
+    """The precision profile: per op and dtype, the worst grade of the results judged by a budget
+    and how many had each (the imprecise among those beyond budget), the largest ULP error, the
+    budget and the wrong-answer line (both + 0.5 for double: see docs/precision.md)."""
+    title = "conform: precision profile (error in ULP from the exact value)"
     table = Table(title=title, min_width=len(title))
-    for name, justify in (("op", "left"), ("dtype", "left"), ("cases", "right"), ("worst ULP", "right"), ("budget", "right")):
-        table.add_column(name, justify=justify)
+    for name in PROFILE_COLUMNS:
+        table.add_column(name, justify="left" if name in ("op", "dtype", "grade") else "right")
     for row in rows:
-        budget = f"{row.budget_ulps:g}" if row.budget_ulps is not None else ""
-        worst = Text(ulp_text(row.max_ulp), style=STYLES[FAIL] if row.over_budget else "")
-        table.add_row(row.op, row.dtype, str(row.cases), worst, budget)
+        style = STYLES[FAIL] if row.beyond_line else STYLES[IMPRECISE] if row.over_budget else ""
+        table.add_row(row.op, row.dtype, str(row.cases), Text((row.grade or "").replace("-", " "), style=style),
+                      *_grade_cells(row), Text(ulp_text(row.max_ulp), style=style), _figure(row.budget_ulps),
+                      _figure(row.wrong_answer_ulps))
     return table
+
+
+def _grade_cells(row: ProfileRow) -> list[str]:
+    """How many of the row's results had each grade; the imprecise ones named among those beyond budget."""
+    cells = [str(count) if count else "" for count in row.grades] or [""] * len(GRADES)
+    if row.imprecise:
+        cells[-1] += f" ({row.imprecise} imprecise)"
+    return cells
+
+
+def _figure(ulps: float | None) -> str:
+    return "" if ulps is None else f"{ulps:g}"
+
+
+def _budget_text(budget: Budget, expected, index: int) -> str:
+    """'2.5 ULP, wrong beyond 8 ULP (elementary function; REASON)': a budget, its wrong-answer line
+    at its output's dtype (where a reading holds the output), and its reason."""
+    outputs = expected.readings[0].outputs if expected.readings else ()
+    line = f", wrong beyond {budget.line_text(outputs[index].dtype)}" if index < len(outputs) else ""
+    return f"{budget.text()}{line} ({budget.kind} function; {budget.reason})"
 
 
 def print_table(console: Console, table: Table) -> None:
@@ -121,7 +149,7 @@ def failure_text(result, others: list | tuple = (), verdict_line: bool = True) -
                 body.append(f"expected ({reading.label}){_output_name(index, reading.outputs)}: {describe(output)}\n")
         for index, budget in enumerate(result.expected.budgets):
             if isinstance(budget, Budget):
-                body.append(f"budget{_output_name(index, result.expected.budgets)}: {budget.ulps:g} ULP ({budget.reason})\n")
+                body.append(f"budget{_output_name(index, result.expected.budgets)}: {_budget_text(budget, result.expected, index)}\n")
     else:
         body.append(f"expected: rejection ({result.expected.invalid.rule}: {result.expected.invalid.sentence})\n")
     for index, array in enumerate(result.actual):
@@ -273,6 +301,14 @@ def render(results, console: Console, report_path: str | None = None, show: tupl
     console.print(summary_line(summary(results)), soft_wrap=True)
     if report_path:
         console.print(f"JSON report: {report_path}", soft_wrap=True, highlight=False, markup=False)
+
+
+def unjudged_warning(console: Console, results, runtime: str = "the runtime") -> None:
+    """The line a run ends with when most of its cases were unsupported (see hints.unjudged_line),
+    printed last, after every report line: whatever the exit code, such a run has not judged the op."""
+    line = unjudged_line(results, runtime)
+    if line:
+        console.print(f"warning: {line}", style="bold yellow", highlight=False, soft_wrap=True, markup=False)
 
 
 def summary_line(counts: dict[str, int], where: str = "") -> Text:

@@ -5,7 +5,8 @@ other modes; an engine that compiles for static shapes refuses every model whose
 symbolic dims. Such a run is not thousands of findings but one: these lines say so, under the
 console's summary, and name the options to try. A run builds its models with one `--shapes`, so
 whether its failures are confined to it is told from the runtime's own words: most of its
-refusals mention dynamic or symbolic shapes, or inputs that are not constant.
+refusals mention dynamic or symbolic shapes, or inputs that are not constant. A run whose cases
+are mostly unsupported ends with a line of its own (`unjudged_line`): it judged little of the op.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 
+from ..adapter_loss import adapter_loss_hint
 from ..compare import FAIL, UNSUPPORTED
 from ..model import DEFAULT_SHAPES
 from . import FAILING, plural
@@ -23,12 +25,17 @@ MODE_HINTS = {
     "initializer": "the runtime mishandles inputs given as initializers, which many runtimes constant-fold",
     "constant": "the runtime mishandles inputs given as Constant nodes, which many runtimes constant-fold",
 }
-# A runtime's words for a model it cannot compile for want of static shapes or constant inputs.
-STATIC_WORDS = re.compile(
+# A runtime's words for a model it cannot compile for want of static shapes (tract names a
+# symbolic dim as it holds it, "Impossible to unify Sym(starts_d0) with Sym(ends_d0)"), and for
+# one it cannot compile for want of constant inputs.
+SHAPE_WORDS = re.compile(
     r"\b(dynamic|symbolic|unknown|undetermined|undefined|non[- ]?static)[ _-]?(shapes?|dims?|dimensions?|ranks?|sizes?|symbols?)\b"
-    r"|\bstatic[ _-]?(shapes?|dims?|dimensions?)\b"
-    r"|\bis not (static|constant|a constant|const)\b|\bnon[- ]?constant\b|\bmust be (a )?const(ant)?\b|\bonly if \S+ is a const",
+    r"|\bstatic[ _-]?(shapes?|dims?|dimensions?)\b|\bSym\(\w+\)",
     re.IGNORECASE)
+CONSTANT_WORDS = re.compile(
+    r"\bis not (static|constant|a constant|const)\b|\bnon[- ]?constant\b|\bmust be (a )?const(ant)?\b|\bonly if \S+ is a const",
+    re.IGNORECASE)
+STATIC_WORDS = re.compile(f"{SHAPE_WORDS.pattern}|{CONSTANT_WORDS.pattern}", re.IGNORECASE)
 # Refusals (a valid case refused, or a runtime without the kernel): outcomes with no outputs.
 REFUSING = (FAIL, UNSUPPORTED)
 
@@ -36,8 +43,6 @@ REFUSING = (FAIL, UNSUPPORTED)
 def run_notes(results) -> list[str]:
     """Every note under a run's summary, as the console prints them and the JSON report keeps them:
     `hint_lines`, and a `--backend` run's failures that look like its adapter's loss."""
-    from ..check_backend import adapter_loss_hint  # here: it imports the runners, which a report need not
-
     adapter_hint = adapter_loss_hint(results)
     return hint_lines(results) + ([adapter_hint] if adapter_hint else [])
 
@@ -98,15 +103,48 @@ def _asks_for_static(results) -> str | None:
     asking = Counter(bool(STATIC_WORDS.search(_words(r))) for r in refusals)[True]
     if asking * 2 <= len(refusals):
         return None
-    tries = []
-    if all(r.extra.get("shapes", DEFAULT_SHAPES) == DEFAULT_SHAPES for r in results):
-        tries.append("--shapes static")
-    if "initializer" not in {_mode(r) for r in results}:
-        tries.append("--mode initializer")
+    tries = [option for _, option in _untried(results, (SHAPES_ASKED, CONSTANT_ASKED))]
     if not tries:
         return None
     return (f"{asking} of {len(refusals)} {plural('refusal', len(refusals))} mention dynamic or symbolic shapes or "
             f"non-constant inputs: the runtime may need static shapes and constant inputs (try {' and '.join(tries)})")
+
+
+# What a runtime's refusals may ask for, as `unjudged_line` names it.
+SHAPES_ASKED, CONSTANT_ASKED = "symbolic dims", "non-constant inputs"
+
+
+def _untried(results, asked) -> list[tuple[str, str]]:
+    """Of what is `asked`, each with the option that answers it (SHAPES_ASKED: --shapes static;
+    CONSTANT_ASKED: --mode initializer) where the run did not use that option, in that order."""
+    tries = []
+    if SHAPES_ASKED in asked and all(r.extra.get("shapes", DEFAULT_SHAPES) == DEFAULT_SHAPES for r in results):
+        tries.append((SHAPES_ASKED, "--shapes static"))
+    if CONSTANT_ASKED in asked and "initializer" not in {_mode(r) for r in results}:
+        tries.append((CONSTANT_ASKED, "--mode initializer"))
+    return tries
+
+
+def unjudged_line(results, runtime: str = "the runtime") -> str | None:
+    """The line that ends a run whose results are mostly (more than half) unsupported, so that a
+    run which judged almost nothing does not end as a quiet exit 0: how many were not judged, and
+    why: what the refusals ask for with the option that helps (where most of them ask for static
+    shapes or constant inputs, as `_asks_for_static` counts them, and the run did not use that
+    option), else the most common refusal. None for a run that judged most of its cases."""
+    unsupported = [r for r in results if r.outcome == UNSUPPORTED]
+    if not unsupported or len(unsupported) * 2 <= len(results):
+        return None
+    head = f"{len(unsupported):,} of {len(results):,} cases unsupported: most of the run was not judged"
+    words = [_words(r) for r in unsupported]
+    if sum(bool(STATIC_WORDS.search(text)) for text in words) * 2 > len(words):
+        asked = [kind for kind, pattern in ((SHAPES_ASKED, SHAPE_WORDS), (CONSTANT_ASKED, CONSTANT_WORDS))
+                 if any(pattern.search(text) for text in words)]
+        tries = _untried(results, asked)
+        if tries:
+            refused, options = (" and ".join(part) for part in zip(*tries))
+            return f"{head} ({runtime} refuses {refused}; try {options})"
+    message, count = Counter(r.verdict.message for r in unsupported).most_common(1)[0]
+    return f"{head} (the most common refusal, {count:,} of them: {message})"
 
 
 def _words(result) -> str:

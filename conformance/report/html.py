@@ -4,8 +4,8 @@ collapsed; filtered by outcome and searched by id with a small inline script, th
 without it); the failures in families as the console's panels group them, each with its inputs,
 expected and actual, where they differ, its replay command and minimal case; lenient cases, expected
 deviations (xfail) and xpasses with the expectation's reason and FILE:LINE, and stale expectations,
-each in a section of its own; unsupported and ambiguous cases by family; the precision profile; the
-environment (runtime, versions, options); and what conform covers of the ai.onnx domain.
+each in a section of its own; unsupported and ambiguous cases by family; the precision profile with
+its grades and the imprecise cases (among the failures under --strict-precision); the environment (runtime, versions, options); and what conform covers of the ai.onnx domain.
 One file: no network, no external files."""
 
 from __future__ import annotations
@@ -16,21 +16,22 @@ from collections import Counter, defaultdict
 from pathlib import Path
 from typing import Any
 
-from ..compare import AMBIGUOUS, LENIENT, OUTCOMES, UNSUPPORTED, XFAIL, XPASS
+from ..compare import AMBIGUOUS, IMPRECISE, LENIENT, OUTCOMES, UNSUPPORTED, XFAIL, XPASS
 from ..output import write_atomic
 from ..precision import ProfileRow, profile_of_report, ulp_text
 from . import SEVERITY, exit_code, outcome_counts, plural, record_name, recorded_gate
-from .console import _RecordView, families
+from .console import PROFILE_COLUMNS, _figure, _grade_cells, _RecordView, families
 
 COLOURS = {"pass": "#2e7d32", "fail": "#c62828", "error": "#6a1b9a", "crash": "#b71c1c", "timeout": "#b71c1c",
            "fallback": "#b71c1c", "unsupported": "#f9a825", "ambiguous": "#00838f", "lenient": "#1565c0",
-           "skipped": "#9e9e9e", "xfail": "#8d6e63", "xpass": "#ef6c00"}
+           "skipped": "#9e9e9e", "xfail": "#8d6e63", "xpass": "#ef6c00", IMPRECISE: "#9e9d24"}
 MEANINGS = {"pass": "matches the spec", "fail": "a wrong output, or a valid input rejected",
             "error": "could not be judged", "crash": "the runtime's worker died", "timeout": "no answer in time",
             "fallback": "ran on another provider", "unsupported": "the runtime does not implement it",
             "ambiguous": "one of the readings the text allows", "lenient": "invalid input accepted",
             "skipped": "refused before running", "xfail": "a known deviation, listed with a reason",
-            "xpass": "a listed deviation that now passes"}
+            "xpass": "a listed deviation that now passes",
+            IMPRECISE: "beyond its precision budget, within the wrong-answer line (fails only under --strict-precision)"}
 MAX_VALUES = 12  # of a tensor, as the console's `describe` shows
 MAX_READINGS = 3  # of an expected answer, as the console's panel shows
 # What `expectations.judge_result` writes into an xfail's or xpass's message: the entry's reason,
@@ -53,7 +54,7 @@ def render(doc: dict) -> str:
              _stale(doc.get("stale_expectations") or [], strict)]
     if UNSUPPORTED not in failing:
         parts.append(_compact_section("unsupported", "Unsupported, by type binding", _of(records, UNSUPPORTED)))
-    parts += [_compact_section("ambiguous", "Ambiguous", _of(records, AMBIGUOUS)), _precision(doc),
+    parts += [_compact_section("ambiguous", "Ambiguous", _of(records, AMBIGUOUS)), _precision(doc, failing),
               _environment(doc), _coverage({r["op"] for r in records})]
     return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>conform report</title>
@@ -303,22 +304,50 @@ def _stale(stale: list[dict], strict: bool) -> str:
 
 # The precision profile, the environment and the coverage, as tables.
 
-def _precision(doc: dict) -> str:
-    """The precision profile as a table; nothing when no result was judged by a budget."""
+def _precision(doc: dict, failing: frozenset[str] = frozenset()) -> str:
+    """The precision profile as a table (per op and dtype: the worst grade, how many results had
+    each, the worst error, the budget and the wrong-answer line), then the imprecise cases where
+    they do not fail the run (where they do, they are among the failures); nothing when no result
+    was judged by a budget."""
     rows = profile_of_report(doc)
     if not rows:
         return ""
+    head = "".join(f"<th>{_e(name)}</th>" for name in PROFILE_COLUMNS)
     cells = "".join(
-        f"<tr><td>{html.escape(row.op)}</td><td>{html.escape(row.dtype)}</td><td>{row.cases}</td>"
-        f'<td{_over(row)}>{ulp_text(row.max_ulp)}</td><td>{"" if row.budget_ulps is None else f"{row.budget_ulps:g}"}</td></tr>'
+        f"<tr><td>{_e(row.op)}</td><td>{_e(row.dtype)}</td><td>{row.cases}</td><td{_over(row)}>{_e(_grade_text(row.grade))}</td>"
+        + "".join(f"<td>{_e(cell)}</td>" for cell in _grade_cells(row))
+        + f"<td{_over(row)}>{ulp_text(row.max_ulp)}</td><td>{_figure(row.budget_ulps)}</td><td>{_figure(row.wrong_answer_ulps)}</td></tr>"
         for row in rows)
-    return ('<section id="precision"><h2>Precision profile (worst error in ULP)</h2>\n'
-            "<table><tr><th>op</th><th>dtype</th><th>cases</th>"
-            f"<th>worst ULP</th><th>budget</th></tr>{cells}</table></section>\n")
+    imprecise = [] if IMPRECISE in failing else _of(doc["results"], IMPRECISE)
+    return ('<section id="precision"><h2>Precision profile (error in ULP from the exact value)</h2>\n'
+            '<p class="note">grades: correctly rounded, faithful (under 1 ULP), within budget, beyond budget; '
+            "beyond the wrong-answer line a result fails, between its budget and that line it is imprecise "
+            "(docs/precision.md); a double's budget and line have half a ULP more.</p>\n"
+            f"<table><tr>{head}</tr>{cells}</table>{_imprecise_list(imprecise)}</section>\n")
+
+
+def _imprecise_list(records: list[dict]) -> str:
+    """The imprecise cases, one row each: the case, its worst error, budget and line, and the message."""
+    if not records:
+        return ""
+    rows = "".join(
+        f'<tr class="f" data-outcomes="{IMPRECISE}" data-keys="{_e(record_name(r))}"><td><code>{_e(record_name(r))}</code></td>'
+        f"<td>{ulp_text(float(r['ulp']))}</td><td>{_figure(r.get('budget_ulps'))}</td><td>{_figure(r.get('wrong_answer_ulps'))}</td>"
+        f"<td>{_e(r['message'])}</td></tr>"
+        for r in records)
+    return (f"<details><summary>{len(records)} imprecise {plural('case', len(records))}: beyond the budget, within the "
+            "wrong-answer line (they fail only under --strict-precision)</summary>"
+            f"<table><tr><th>case</th><th>worst ULP</th><th>budget</th><th>wrong at</th><th>message</th></tr>{rows}</table></details>")
+
+
+def _grade_text(grade: str | None) -> str:
+    return (grade or "").replace("-", " ")
 
 
 def _over(row: ProfileRow) -> str:
-    return f' style="background:{COLOURS["fail"]};color:white"' if row.over_budget else ""
+    if row.beyond_line:
+        return f' style="background:{COLOURS["fail"]};color:white"'
+    return f' style="background:{COLOURS[IMPRECISE]};color:white"' if row.over_budget else ""
 
 
 _SHOWN_ELSEWHERE = ("results", "summary", "precision", "stale_expectations", "runner", "tool", "options")

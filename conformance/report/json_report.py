@@ -4,6 +4,8 @@ Arrays are written as {"dtype", "shape", "data"}; non-finite floats as the strin
 "-inf" so the file stays strict JSON. Large tensors are cut to their first values, and say so.
 A record whose message quotes one line of a runtime's longer error keeps the whole (bounded) text
 as `detail` (see runners.base.telling_line and RunOutput.detail; it comes with the result's extras).
+A record judged by a precision budget carries its worst error (`ulp`), budget (`budget_ulps`),
+wrong-answer line (`wrong_answer_ulps`) and grade (`grade`): what a merged report's profile is made of.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ import numpy as np
 from .. import tool_versions
 from ..dtypes import from_numpy
 from ..output import write_atomic
-from ..precision import Budget, json_ulp, largest_budget, profile
+from ..precision import Budget, json_ulp, largest_budget, largest_line, profile
 from ..values import format_scalar
 from . import cycle_collection_paused, summary
 from .hints import run_notes
@@ -108,6 +110,8 @@ def result_record(result) -> dict:
     if verdict.ulp is not None:  # judged by a precision budget: what the profile of a merged report is made of
         record["ulp"] = json_ulp(verdict.ulp)
         record["budget_ulps"] = largest_budget(expected.budgets)
+        record["wrong_answer_ulps"] = largest_line(expected)
+        record["grade"] = verdict.grade
     record.update(result.extra)
     return record
 
@@ -143,7 +147,7 @@ def _reading(reading) -> dict:
 def _budget(budget) -> dict | None:
     if not isinstance(budget, Budget):
         return None
-    return {"ulps": budget.ulps, "reason": budget.reason, "flush_subnormals": budget.flush_subnormals}
+    return {"ulps": budget.ulps, "reason": budget.reason, "flush_subnormals": budget.flush_subnormals, "kind": budget.kind}
 
 
 def document(results, runner_info: dict, seed: int | None, options: dict) -> dict:

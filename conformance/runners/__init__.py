@@ -6,7 +6,7 @@ import importlib
 from dataclasses import dataclass
 
 from ..errors import UsageError
-from .base import Runner, RunOutput
+from .base import ModelNeeds, Runner, RunOutput
 
 # Each runner by its --runner name: the module under runners/ and the class in it. openvino and
 # tract are optional extras (`pip install "conform[openvino]"`): their modules import the runtime
@@ -67,6 +67,15 @@ class RunnerSpec:
         from .refusals import WithRefusals
 
         return WithRefusals(built, self.refusals)
+
+    def model_needs(self) -> ModelNeeds:
+        """How the runtime needs its models built (its runner class's `model_needs`), read without
+        making the runner, so without importing the runtime; none declared for a --backend."""
+        if self.backend:
+            return ModelNeeds()
+        module, name = RUNNERS[self.runner]
+        runner_class = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+        return getattr(runner_class, "model_needs", ModelNeeds())
 
     def _built_in(self) -> Runner:
         if self.runner == "onnxruntime":

@@ -13,6 +13,7 @@ import numpy as np
 from ..dtypes import from_numpy
 from ..lifetime import interruptions, memory_limit_note
 from ..model import BuiltModel
+from ..telling import telling_line
 from ..text import printable
 
 
@@ -61,11 +62,30 @@ class RunOutput:
         return cls(error=timeout_message(seconds) + last_words, fault="timeout")
 
 
+@dataclass(frozen=True)
+class ModelNeeds:
+    """How a runtime needs its models built, declared as data on its runner class
+    (`model_needs`): the `--shapes` and `--mode` a run uses for it unless the user gives them,
+    and why, in words a run's note quotes ("its runtime resolves shapes at load time"). None
+    leaves that option at conform's default."""
+
+    shapes: str | None = None
+    mode: str | None = None
+    reason: str = ""
+
+    def words(self) -> str:
+        """'static shapes, initializer inputs': what it asks for, as a note says it."""
+        asked = [f"{self.shapes} shapes" if self.shapes else "", f"{self.mode} inputs" if self.mode else ""]
+        return ", ".join(word for word in asked if word)
+
+
 class Runner(Protocol):
     """One runtime under test. Implementations keep their own session caches.
 
     A runner that can work on one case while the caller prepares the next also offers
-    `run_stream(models) -> outputs`, in order, None for None (see `runners.isolated`).
+    `run_stream(models) -> outputs`, in order, None for None (see `runners.isolated`). A runner
+    class may declare `model_needs: ModelNeeds`, read from the class before any runner is made
+    (see RunnerSpec.model_needs).
     """
 
     name: str
@@ -131,56 +151,6 @@ def first_line(error: BaseException) -> str:
     return telling_line(read_safely(str, error)) or type(error).__name__
 
 
-# The words of a line that says why a runtime refused or failed, most telling first: a Rust error's
-# cause, a Rust panic, a C++ abort, an assertion, onnxruntime's status, any error line.
-TELLING_MARKERS = ("Caused by", "panicked at", "terminate called", "Assertion", "assertion",
-                   "Status Message:", "Error:", "error:")
-TELLING_LINE_LIMIT = 500
-# A line that only says where a message was raised from, as OpenVINO heads each layer of its
-# messages ("Exception from src/inference/src/cpp/core.cpp:105:"): the reason is further down.
-_WHERE_ONLY = re.compile(r"^(Exception from|Check '.*' failed at) \S+:\d+:?$")
-
-
-def telling_line(text: str) -> str:
-    """The one line of a runtime's message that says why, printable and at most TELLING_LINE_LIMIT
-    characters: the first line holding the most telling of TELLING_MARKERS, else the first line
-    that says more than where it was raised from, else the first non-empty one; '' for no text.
-    A chosen line that ends in a colon ("panicked at src/x.rs:3:5:", "Caused by:") is joined with
-    what it introduces: the next line, or a cause chain's last (root) cause."""
-    lines = [line.strip() for line in text.splitlines()]
-    lines = [line for line in lines if line]
-    if not lines:
-        return ""
-    index = _telling_index(lines)
-    line = lines[index]
-    if line.endswith(":") and index + 1 < len(lines):
-        line = f"{line} {_introduced(text, lines, index)}"
-    return printable(line[:TELLING_LINE_LIMIT])
-
-
-def _telling_index(lines: list[str]) -> int:
-    for marker in TELLING_MARKERS:
-        for index, line in enumerate(lines):
-            if marker in line:
-                return index
-    return next((index for index, line in enumerate(lines) if not _WHERE_ONLY.match(line)), 0)
-
-
-def _introduced(text: str, lines: list[str], index: int) -> str:
-    """What line `index` (ending in a colon) introduces: for "Caused by:", the last cause of the
-    numbered chain that follows it (anyhow writes the root cause last), else the next line."""
-    if lines[index].startswith("Caused by"):
-        chain = []
-        for line in lines[index + 1:]:
-            if not _CAUSE.match(line):
-                break
-            chain.append(line)
-        if chain:
-            return chain[-1]
-    return lines[index + 1]
-
-
-_CAUSE = re.compile(r"^\d+: ")
 DETAIL_LIMIT = 16 * 1024
 
 

@@ -23,7 +23,7 @@ from typing import Any
 from ..dtypes import from_elem_type
 from ..errors import UnavailableError
 from ..model import BuiltModel
-from .base import RunOutput, SessionCache, Vocabulary, classified, read_safely
+from .base import ModelNeeds, RunOutput, SessionCache, Vocabulary, classified, read_safely
 
 NAME = "tract"
 # The ONNX types tract's Python API hands over and reads back exactly: what its DatumType has a
@@ -105,6 +105,14 @@ class TractRunner:
     """Runs models with tract, optimized as `into_runnable` prepares them for the CPU."""
 
     name = NAME
+    # tract types and optimizes a model once, at load time: two symbolic dims it cannot prove
+    # equal (Slice's starts_d0 and ends_d0) are refused ("Impossible to unify Sym(starts_d0) with
+    # Sym(ends_d0)"), and Slice's starts/ends/axes/steps and ConstantOfShape's shape must be
+    # constants. Slice-13 at --seed 0: 4 pass and 2,114 unsupported with symbolic dims and graph
+    # inputs; with static dims and initializers 1,281 pass, 271 fail, 53 crash and 508 unsupported
+    # (types its Python API cannot carry).
+    model_needs = ModelNeeds(shapes="static", mode="initializer",
+                             reason="its runtime resolves shapes and index inputs at load time")
 
     def __init__(self) -> None:
         os.environ.setdefault(LIB_BACKTRACE, "0")

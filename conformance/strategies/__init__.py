@@ -1,5 +1,10 @@
 """Hypothesis strategies, one module per op, and the driver that draws and shrinks with them.
 
+An op's strategy is found, not listed: a family op's comes from its declaration (elementwise.py);
+any other op's from the module of this package named as the module of its reference
+(strategies/slice.py beside reference/slice.py), imported when the op is first drawn: its
+`STRATEGIES[op]` where it draws several ops (cast.py: Cast and CastLike), else its `example`.
+
 Drawing is seeded per group (op version x type binding) from the run's seed and the group's
 names, so the same seed gives the same cases, in the same order, with the same ids, and adding a
 dtype to one version does not move the cases of any other group. No example database is used: the
@@ -20,28 +25,21 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import pkgutil
 import time
 from functools import cache
+from importlib import import_module
 from typing import TYPE_CHECKING, Callable
 
 from ..case import HYPOTHESIS_NAME, Example, case_id, stable_seed, type_bindings
-from ..reference import for_op
+from ..reference import declaring_module, for_op
 from ..registry import OpVersion
-from . import cast, clip, constant_of_shape, quantize, slice
 from .common import CASE_BYTES, Choices
 
 if TYPE_CHECKING:
     from hypothesis import settings
     from hypothesis import strategies as st
 
-# One case of an op version and type binding, read from its `Choices`.
-STRATEGIES: dict[str, Callable[..., Example]] = {
-    "Clip": clip.example,
-    "ConstantOfShape": constant_of_shape.example,
-    "Slice": slice.example,
-    **cast.STRATEGIES,
-    **quantize.STRATEGIES,
-}
 DEFAULT_EXAMPLES = 20
 BATCH = 10
 # A group's shrinking stops after this many tries once it has a failure: a bound that does not
@@ -79,16 +77,37 @@ def _settings(count: int, phases: tuple) -> settings:
 
 @cache
 def strategy_of(op: str) -> Callable[..., Example]:
-    """How one case of `op` is drawn: its own module's, or its family's from its declaration."""
-    if op in STRATEGIES:
-        return STRATEGIES[op]
-    from ..reference.elementwise import family_of
-    from . import elementwise
+    """How one case of `op` is drawn (a function of `Choices`, version and type binding): its
+    family's from its declaration, or the one of the strategies module beside its reference's."""
+    from ..reference.elementwise import family_of  # here: a --jobs run's main process draws nothing
 
-    declared = family_of(for_op(op))
-    if declared is None:
-        raise KeyError(f"no strategy for {op}: add strategies/<op>.py to STRATEGIES, or declare it in a family")
-    return functools.partial(elementwise.example, op=declared)
+    reference = for_op(op)
+    declared = family_of(reference)
+    if declared is not None:
+        from . import elementwise
+
+        return functools.partial(elementwise.example, op=declared)
+    return _own_strategy(reference.op, declaring_module(reference.op))
+
+
+def _own_strategy(op: str, module: str) -> Callable[..., Example]:
+    """`op`'s strategy in strategies/<module>.py: its STRATEGIES[op], else its `example`."""
+    missing = (f"no strategy for {op}: add strategies/{module}.py (beside reference/{module}.py) with `example`, "
+               f"or with STRATEGIES['{op}'] where it draws several ops")
+    if module not in _module_names():
+        raise KeyError(missing)
+    found = import_module(f"{__name__}.{module}")
+    several = getattr(found, "STRATEGIES", None)
+    strategy = several.get(op) if several is not None else getattr(found, "example", None)
+    if strategy is None:
+        raise KeyError(missing)
+    return strategy
+
+
+@cache
+def _module_names() -> frozenset[str]:
+    """The modules of this package, by name."""
+    return frozenset(found.name for found in pkgutil.iter_modules(__path__))
 
 
 def group_seed(seed: int, version: OpVersion, binding: dict[str, str]) -> int:

@@ -315,7 +315,13 @@ def _any_values(dt: DType, count: int, rng: np.random.Generator) -> np.ndarray:
     # Random bit patterns cover every value a float type holds: subnormals, NaNs and infinities too.
     width = max(dt.np_dtype.itemsize, 1)
     bits = rng.integers(0, 256, size=count * width, dtype=np.uint8)
-    return bits.view(dt.np_dtype)[:count].copy()
+    values = bits.view(dt.np_dtype)[:count].copy()
+    if dt.bits < 8 * width:
+        # A 4-bit float in a byte: ml_dtypes reads the unused high bits as it likes (0xb1 as -0.5)
+        # while onnx packs only the low four, so the byte is made the value's own (0x09).
+        with np.errstate(all="ignore"):
+            values = values.astype(np.float32).astype(dt.np_dtype)
+    return values
 
 
 def neighbours(dt: DType, value) -> list:

@@ -1,0 +1,24 @@
+"""What the fork server holds before it forks a worker (see `lifetime.SERVER_PRELOAD`): every op's
+reference and strategy, and onnx's schemas of those ops read. Importing this module does that work,
+once, in the server; nothing else imports it.
+
+The registry (`conformance.reference`) imports an op's module when the op is first asked for, so
+that a command's own start-up imports only what it uses; a worker forked from the server has every
+op ready instead of importing its modules and reading onnx's schemas itself (~50 ms a worker).
+"""
+
+from __future__ import annotations
+
+from .reference import covered_ops, for_op
+from .registry import versions
+from .strategies import strategy_of
+
+
+def _ready_every_op() -> None:
+    for op in covered_ops():
+        versions(op)
+        for_op(op)
+        strategy_of(op)
+
+
+_ready_every_op()

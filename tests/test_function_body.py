@@ -1,0 +1,253 @@
+"""Function bodies as readings: every covered op version with a body evaluates it; the bounds it
+carries hold what a body-expanding runtime computes; the text's known contradictions between body
+and prose are told apart; and a runtime that expands the body never fails."""
+
+from __future__ import annotations
+
+from functools import cache
+
+import ml_dtypes
+import numpy as np
+import onnx
+import onnx.defs
+import onnx.inliner
+import pytest
+from onnx import helper
+
+from conformance import casefile
+from conformance.case import Example
+from conformance.compare import AMBIGUOUS, FAIL, PASS, judge
+from conformance.model import build
+from conformance.reference import covered_ops, for_op
+from conformance.reference import function_body as fb
+from conformance.registry import versions
+from conformance.runners.base import RunOutput
+
+
+def example(op: str, since: int, dtype: str, attributes: dict | None = None, **inputs) -> Example:
+    version = next(v for v in versions(op) if v.since_version == since)
+    param = version.inputs[0].type_param
+    return Example(version, "unit", {param: dtype}, dict(inputs), dict(attributes or {}), "unit", param)
+
+
+def body_reading(expected):
+    return next((r for r in expected.body_readings()[0] if r.label == fb.FUNCTION_BODY), None)
+
+
+def contradiction(expected) -> str:
+    return expected.body_readings()[1]
+
+
+def has_body(version) -> bool:
+    schema = onnx.defs.get_schema(version.op, version.since_version, "")
+    return schema.has_function or schema.has_context_dependent_function
+
+
+@cache
+def examples_of(op):
+    return casefile.load_examples(op)
+
+
+BODY_OPS = [op for op in covered_ops() if any(has_body(v) for v in versions(op))]
+
+
+def test_the_covered_ops_with_a_body_are_found():
+    # onnx 1.23's ai.onnx: these covered ops carry a function body (static or context-dependent).
+    assert {"Elu", "Selu", "Celu", "Softplus", "HardSigmoid", "HardSwish", "Gelu", "ThresholdedRelu", "CastLike",
+            "Mish", "LeakyRelu", "PRelu", "Relu", "Shrink", "Softsign", "Clip"} <= set(BODY_OPS)
+
+
+# Bodies that are not valid for a type their op allows (docs/function-bodies.md): the body's op
+# version in its own opset does not take the type.
+ILL_TYPED = {("Clip-13", "bfloat16"),  # Where-9 takes no bfloat16 (Where-16 does)
+             ("Shrink-9", "uint8"), ("Shrink-9", "uint16"), ("Shrink-9", "uint32"), ("Shrink-9", "uint64")}  # Neg-13: signed only
+
+
+@pytest.mark.parametrize("op", BODY_OPS)
+def test_every_version_with_a_body_evaluates_it_for_every_dtype_its_cases_use(op):
+    unevaluated, evaluated = [], set()
+    for ex in examples_of(op):
+        if not has_body(ex.version) or (ex.version.label, ex.dtype) in evaluated:
+            continue
+        prose = for_op(op).expected(ex, bodies=False)
+        if not prose.is_valid or fb.body_of(ex) is None:
+            continue
+        try:
+            fb.evaluate(fb.body_of(ex), ex)
+        except fb.BodyUnavailable as why:
+            if not (why.ill_typed and (ex.version.label, ex.dtype) in ILL_TYPED):
+                unevaluated.append((ex.id, str(why)))
+            evaluated.add((ex.version.label, ex.dtype))
+            continue
+        evaluated.add((ex.version.label, ex.dtype))
+    assert not unevaluated, f"{op}: bodies that could not be evaluated: {unevaluated[:5]}"
+    labels = {label for label, _ in evaluated}
+    wanted = {v.label for v in versions(op) if has_body(v)}
+    assert labels == wanted, f"{op}: no valid case evaluated the body of {sorted(wanted - labels)}"
+
+
+def test_elu_body_bounds_hold_exp_minus_one_from_any_exp_within_budget():
+    x = np.array([-1e-3], np.float32)
+    found = for_op("Elu").expected(example("Elu", 22, "float", X=x))
+    body = body_reading(found)
+    assert body is not None
+    # A body-expanding runtime: float32 exp 1 ULP off either way, then Sub rounded in float32.
+    exp = np.exp(x)
+    for off in (np.nextafter(exp, np.float32(0)), exp, np.nextafter(exp, np.float32(1))):
+        assert body.bounds[0].contains(off - np.float32(1)).all()
+    # exp(x) - 1 is -9.995e-4; a value 1e-6 away (about 16,000 ULP) is no evaluation of the body.
+    assert not body.bounds[0].contains(np.array([-9.985e-4], np.float32)).any()
+
+
+def test_body_bounds_of_an_exact_body_are_one_value():
+    # Relu-14's body: Max(X, CastLike(0, X)): exact, the prose's value, so no separate reading.
+    found = for_op("Relu").expected(example("Relu", 14, "int8", X=np.array([3, -4], np.int8)))
+    assert [r.label for r in found.readings] == ["spec"] and found.body_readings() == ((), "")
+
+
+def test_the_body_is_evaluated_only_when_the_prose_is_missed():
+    x = np.array([-1e-3], np.float32)
+    found = for_op("Elu").expected(example("Elu", 22, "float", X=x))
+    assert judge(found, RunOutput(outputs=found.readings[0].outputs)).reading == "spec"
+    assert found.body._found is None  # the prose matched: the body was never evaluated
+
+
+def test_step_walks_each_float_grid():
+    assert fb.step(np.array([1.0], np.float16), 1)[0] == np.float16(1) + np.float16(2 ** -10)
+    assert fb.step(np.array([1.0], ml_dtypes.bfloat16), -1)[0] == ml_dtypes.bfloat16(1 - 2 ** -8)
+    assert fb.step(np.array([1.0], np.float32), 2)[0] == np.float32(1 + 2 * 2 ** -23)
+    assert fb.step(np.array([np.finfo(np.float16).max], np.float16), 1)[0] == np.inf
+    e4m3 = ml_dtypes.float8_e4m3fn
+    assert fb.step(np.array([448.0], e4m3), 1)[0] == e4m3(448)  # no inf in e4m3fn: max is the end
+
+
+# The contradictions between a body and its prose, each with its minimal case (docs/function-bodies.md).
+CONTRADICTIONS = {
+    "Softplus-22 float x=100: Exp overflows in the body": (
+        example("Softplus", 22, "float", X=np.array([100], np.float32)), [100.0], [np.inf]),
+    "ThresholdedRelu-22 float16 X=inf, alpha=1e30: CastLike(alpha) is inf": (
+        example("ThresholdedRelu", 22, "float16", {"alpha": 1e30}, X=np.array([np.inf], np.float16)), [np.inf], [0.0]),
+    "HardSigmoid-6 float16 x=3, beta=-0.5: alpha rounded to float16, two roundings": (
+        example("HardSigmoid", 6, "float16", {"beta": -0.5}, X=np.array([3], np.float16)),
+        # 0.2 * 3 - 0.5 rounded once; float16(0.2) * 3, rounded, then - 0.5
+        [float(np.float16(0.1))], [float(np.float16(np.float16(np.float16(0.2) * np.float16(3)) - np.float16(0.5)))]),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CONTRADICTIONS))
+def test_a_contradiction_gives_both_readings_and_following_the_body_is_ambiguous(name):
+    ex, prose_value, body_value = CONTRADICTIONS[name]
+    found = for_op(ex.op).expected(ex)
+    assert contradiction(found)
+    body = body_reading(found)
+    assert body.outputs[0].astype(np.float64).tolist() == body_value
+    dtype = ex.inputs[next(iter(ex.inputs))].dtype
+    prose = judge(found, RunOutput(outputs=(np.array(prose_value, dtype),)))
+    assert prose.outcome in (PASS, AMBIGUOUS) and prose.reading == found.readings[0].label, prose.message
+    body = judge(found, RunOutput(outputs=(np.array(body_value, dtype),)))
+    assert (body.outcome, body.reading) == (AMBIGUOUS, fb.FUNCTION_BODY), body.message
+    assert fb.CONTRADICTION in body.message
+
+
+def test_castlike_24_body_drops_round_mode():
+    version = next(v for v in versions("CastLike") if v.since_version == 24)
+    ex = Example(version, "unit", {"T1": "float", "T2": "float8e8m0"},
+                 {"input": np.array([1.5], np.float32), "target_type": np.zeros([1], ml_dtypes.float8_e8m0fnu)},
+                 {"round_mode": "down"}, "unit", "T1")
+    found = for_op("CastLike").expected(ex)
+    assert contradiction(found) == "1 of 1 elements"
+    # round_mode down: 1.5 -> 1; the body's Cast has no round_mode: its default, up: 1.5 -> 2.
+    assert found.readings[0].outputs[0].astype(np.float64).tolist() == [1.0]
+    assert body_reading(found).outputs[0].astype(np.float64).tolist() == [2.0]
+    got = judge(found, RunOutput(outputs=(np.array([2.0], ml_dtypes.float8_e8m0fnu),)))
+    assert (got.outcome, got.reading) == (AMBIGUOUS, fb.FUNCTION_BODY)
+
+
+def test_gelu_tanh_double_body_uses_float32_constants():
+    x = np.array([1.5], np.float64)
+    found = for_op("Gelu").expected(example("Gelu", 20, "double", {"approximate": "tanh"}, X=x))
+    assert contradiction(found)
+    # The body in double with float32 constants: sqrt(float32(2/pi)), float32(0.044715).
+    c = np.float64(np.float32(0.044715))
+    k = np.sqrt(np.float64(np.float32(0.63661975)))
+    body_value = 0.5 * x * (1 + np.tanh(k * (x + c * x ** 3)))
+    got = judge(found, RunOutput(outputs=(body_value,)))
+    assert (got.outcome, got.reading) == (AMBIGUOUS, fb.FUNCTION_BODY), got.message
+
+
+def test_a_body_that_agrees_with_the_prose_passes_under_its_name():
+    # Elu-22 float at -1e-3: onnxruntime's value, exp(x) - 1 in float32, 86 ULP from the prose.
+    x = np.array([-1e-3], np.float32)
+    found = for_op("Elu").expected(example("Elu", 22, "float", X=x))
+    assert contradiction(found) == ""
+    got = judge(found, RunOutput(outputs=(np.exp(x) - np.float32(1),)))
+    assert (got.outcome, got.reading) == (PASS, fb.FUNCTION_BODY), got.message
+
+
+def test_a_value_outside_both_readings_fails_and_says_what_the_body_allows():
+    x = np.array([-1e-3], np.float32)
+    found = for_op("Elu").expected(example("Elu", 22, "float", X=x))
+    got = judge(found, RunOutput(outputs=(np.array([-2e-3], np.float32),)))
+    assert got.outcome == FAIL
+    body_miss = [m for m in got.mismatches if m.index_notes]
+    assert body_miss or "none of 2 allowed readings" in got.message
+
+
+def test_an_unknown_check_kind_is_an_error_not_a_bitwise_pass():
+    found = for_op("Exp").expected(example("Exp", 13, "float", input=np.array([1.0], np.float32)))
+    strange = type(found)(readings=found.readings, budgets=("4 ULP",))
+    with pytest.raises(TypeError, match="a check compare does not know"):
+        judge(strange, RunOutput(outputs=found.readings[0].outputs))
+
+
+# --- a runtime that expands the body: onnxruntime running the body's nodes must never fail ---
+
+
+def expanded(ex: Example, expected) -> onnx.ModelProto:
+    """`ex`'s model with its node replaced by the nodes of its function body (as a runtime without
+    the op's kernel runs it)."""
+    reference = for_op(ex.op)
+    model = onnx.ModelProto()
+    model.CopyFrom(build(ex, reference.output_types(ex, expected)).model)
+    body = onnx.FunctionProto()
+    body.CopyFrom(fb.body_of(ex))
+    body.domain, body.name = "conform.body", ex.op
+    node = model.graph.node[0]
+    node.domain = "conform.body"
+    present = {a.name for a in node.attribute}
+    for formal in ex.version.attributes:  # the expansion reads @name from the caller, defaults filled in
+        if formal.default is not None and formal.name not in present and formal.name != "consumed_inputs":
+            node.attribute.append(helper.make_attribute(formal.name, formal.default))
+    model.functions.append(body)
+    opset = next(o.version for o in body.opset_import if o.domain in ("", "ai.onnx"))
+    del model.opset_import[:]
+    model.opset_import.extend([helper.make_opsetid("", opset), helper.make_opsetid("conform.body", 1)])
+    model.ir_version = max(model.ir_version, 8)
+    return onnx.inliner.inline_local_functions(model)
+
+
+@pytest.mark.parametrize("op", [op for op in BODY_OPS if op not in ("CastLike",)])
+def test_onnxruntime_running_the_expanded_body_never_fails(op):
+    import onnxruntime as ort
+
+    judged, failed = 0, []
+    for ex in examples_of(op):
+        if not has_body(ex.version) or ex.expect_error or ex.expect_outputs is not None:
+            continue
+        expected = for_op(op).expected(ex)
+        if not expected.is_valid or fb.body_of(ex) is None:
+            continue
+        try:
+            options = ort.SessionOptions()
+            options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL  # the body's nodes as written, unfused
+            session = ort.InferenceSession(expanded(ex, expected).SerializeToString(), options, providers=["CPUExecutionProvider"])
+            feeds = {k: v for k, v in ex.inputs.items() if v is not None}
+            outputs = tuple(np.asarray(o) for o in session.run(None, feeds))
+        except Exception:  # a kernel onnxruntime lacks inside the body (bfloat16 Exp...): not judged
+            continue
+        judged += 1
+        verdict = judge(expected, RunOutput(outputs=outputs))
+        if verdict.outcome == FAIL:
+            failed.append((ex.id, verdict.message[:200]))
+    assert judged, f"{op}: no case's expanded body ran on onnxruntime"
+    assert not failed, f"{op}: the body's own nodes on onnxruntime fail: {failed[:3]}"
