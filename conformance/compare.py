@@ -310,7 +310,21 @@ def judge(expected: Expected, run: RunOutput, strict_zero: bool = False) -> Verd
         if not found:
             return _matched_body(expected, reading, outside)
         missed.append((reading, found, measured))
-    return _missed(missed)
+    verdict = _missed(missed)
+    if verdict.outcome == FAIL and expected.body is not None:
+        return _within_body_lines(expected, run.outputs) or verdict
+    return verdict
+
+
+def _within_body_lines(expected: Expected, actual: tuple[np.ndarray, ...]) -> Verdict | None:
+    """IMPRECISE where the outputs follow the function body with its inner functions beyond their
+    budgets and within their wrong-answer lines (see function_body.Body.loose_readings); else None."""
+    for reading in expected.body.loose_readings():
+        found, _ = _reading_mismatches(expected, reading, actual, strict_zero=False)
+        if not found:
+            return Verdict(IMPRECISE, f"matches the reading '{reading.label}' only with the body's inner functions "
+                                      "beyond their precision budgets (within their wrong-answer lines)", reading=reading.label)
+    return None
 
 
 def _matched_body(expected: Expected, reading: Reading, outside: str) -> Verdict:

@@ -251,3 +251,27 @@ def test_onnxruntime_running_the_expanded_body_never_fails(op):
             failed.append((ex.id, verdict.message[:200]))
     assert judged, f"{op}: no case's expanded body ran on onnxruntime"
     assert not failed, f"{op}: the body's own nodes on onnxruntime fail: {failed[:3]}"
+
+
+def test_following_the_body_with_an_inner_function_beyond_its_budget_is_imprecise_not_wrong():
+    # onnxruntime's double Gelu (tanh) follows the body's float32 constants, and its tanh(17.8) is 1.0,
+    # 6 ULP from tanh's exact value: beyond tanh's budget, within its wrong-answer line.
+    from conformance.compare import IMPRECISE
+
+    x = np.array([7.0, 1.5])
+    found = for_op("Gelu").expected(example("Gelu", 20, "double", {"approximate": "tanh"}, X=x))
+    c, k = np.float64(np.float32(0.044715)), np.sqrt(np.float64(np.float32(0.63661975)))
+    tanh = np.tanh(k * (x + c * x ** 3))
+    tanh[0] = 1.0
+    got = judge(found, RunOutput(outputs=(0.5 * x * (1 + tanh),)))
+    assert (got.outcome, got.reading) == (IMPRECISE, fb.FUNCTION_BODY), got.message
+    tanh[0] = 0.5  # a wrong tanh is wrong through the body too
+    assert judge(found, RunOutput(outputs=(0.5 * x * (1 + tanh),))).outcome == FAIL
+
+
+def test_the_html_lists_an_imprecise_body_match_which_measured_no_ulp():
+    from conformance.report.html import _imprecise_list
+
+    record = {"id": "Gelu-20/hypothesis-0001/double", "message": "matches the reading 'function body' only with ..."}
+    row = _imprecise_list([record])
+    assert "Gelu-20/hypothesis-0001/double" in row and "<td></td>" in row

@@ -332,7 +332,7 @@ def _imprecise_list(records: list[dict]) -> str:
         return ""
     rows = "".join(
         f'<tr class="f" data-outcomes="{IMPRECISE}" data-keys="{_e(record_name(r))}"><td><code>{_e(record_name(r))}</code></td>'
-        f"<td>{ulp_text(float(r['ulp']))}</td><td>{_figure(r.get('budget_ulps'))}</td><td>{_figure(r.get('wrong_answer_ulps'))}</td>"
+        f"<td>{ulp_text(float(r['ulp'])) if r.get('ulp') is not None else ''}</td><td>{_figure(r.get('budget_ulps'))}</td><td>{_figure(r.get('wrong_answer_ulps'))}</td>"
         f"<td>{_e(r['message'])}</td></tr>"
         for r in records)
     return (f"<details><summary>{len(records)} imprecise {plural('case', len(records))}: beyond the budget, within the "
