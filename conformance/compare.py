@@ -294,6 +294,8 @@ def judge(expected: Expected, run: RunOutput, strict_zero: bool = False) -> Verd
         if expected.may_reject:
             return Verdict(AMBIGUOUS, f"rejected; the spec allows it: {expected.may_reject}. Runtime said: {run.error}")
         return Verdict(FAIL, f"runtime rejected a valid input: {run.error}")
+    if not expected.readings:
+        return _judge_by_specs(expected, run.outputs)
     budgeted = _has_budgets(expected)
     missed: list[tuple[Reading, list[Mismatch], _Measured | None]] = []
     for reading in expected.readings:
@@ -325,6 +327,20 @@ def _within_body_lines(expected: Expected, actual: tuple[np.ndarray, ...]) -> Ve
             return Verdict(IMPRECISE, f"matches the reading '{reading.label}' only with the body's inner functions "
                                       "beyond their precision budgets (within their wrong-answer lines)", reading=reading.label)
     return None
+
+
+def _judge_by_specs(expected: Expected, actual: tuple[np.ndarray, ...]) -> Verdict:
+    """A valid case whose text fixes no value: judged by each output's type and shape
+    (`Expected.specs`); with neither readings nor specs there is nothing to judge by, an error."""
+    if not expected.specs:
+        raise TypeError("a valid case with no reading and no output spec cannot be judged")
+    if len(actual) != len(expected.specs):
+        return Verdict(FAIL, f"expected {len(expected.specs)} outputs, got {len(actual)}")
+    for index, (spec, output) in enumerate(zip(expected.specs, actual)):
+        problem = spec.problem(output)
+        if problem is not None:
+            return Verdict(FAIL, f"output {index}: {problem}")
+    return Verdict(PASS, "outputs have the types and shapes the text gives (it fixes no values)", reading="types and shapes")
 
 
 def _matched_body(expected: Expected, reading: Reading, outside: str) -> Verdict:

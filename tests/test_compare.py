@@ -142,3 +142,20 @@ def test_a_reading_that_leaves_elements_free_matches_any_value_there_and_only_th
     assert wrong.outcome == FAIL and "at [0]: expected 1, got 2" in wrong.message
     other_type = judge(expected, RunOutput(outputs=(np.array([1, -7, 99], dtype=np.int16),)))
     assert other_type.outcome == FAIL
+
+
+def test_an_output_with_no_value_is_judged_by_its_type_and_shape():
+    from conformance.reference.expected import Expected, OutputSpec
+
+    expected = Expected(specs=(OutputSpec(np.dtype(np.float32), (2, 3)),))
+    assert judge(expected, RunOutput(outputs=(np.zeros((2, 3), np.float32),))).outcome == PASS
+    assert "float64" in judge(expected, RunOutput(outputs=(np.zeros((2, 3)),))).message
+    assert judge(expected, RunOutput(outputs=(np.zeros((3, 2), np.float32),))).outcome == FAIL
+    assert judge(expected, RunOutput(outputs=())).outcome == FAIL
+
+
+def test_a_valid_case_with_nothing_to_judge_by_is_an_error_not_a_pass():
+    from conformance.reference.expected import Expected
+
+    with pytest.raises(TypeError, match="no reading and no output spec"):
+        judge(Expected(), RunOutput(outputs=(np.zeros(1),)))

@@ -62,6 +62,24 @@ class Reading:
     bounds: tuple[Bounds | None, ...] = ()
 
 
+@dataclass(frozen=True)
+class OutputSpec:
+    """What one output must be whatever its values: its element type (numpy's) and, where the text
+    fixes it, its shape (None: any). An op whose outputs have no deterministic value states these and
+    no readings, and is judged by them alone."""
+
+    dtype: np.dtype
+    shape: tuple[int, ...] | None = None
+
+    def problem(self, actual: np.ndarray) -> str | None:
+        """Why `actual` is not such an output, or None."""
+        if actual.dtype != self.dtype:
+            return f"expected a {self.dtype} output, got {actual.dtype}"
+        if self.shape is not None and tuple(actual.shape) != tuple(self.shape):
+            return f"expected shape {list(self.shape)}, got {list(actual.shape)}"
+        return None
+
+
 @dataclass(frozen=True, eq=False)
 class Expected:
     """The reference's answer for one Example."""
@@ -75,6 +93,9 @@ class Expected:
     # The version's function body (reference/function_body.py `Body`), whose readings are evaluated
     # only when a runtime's outputs match none of the prose's; None where the version has no body.
     body: object | None = None
+    # Per output, its type and shape apart from any value (`OutputSpec`): what judges an output the
+    # text gives no value for; () where the readings say it all.
+    specs: tuple[OutputSpec, ...] = ()
 
     @property
     def is_valid(self) -> bool:
