@@ -177,12 +177,16 @@ def _has_budgets(expected: Expected) -> bool:
     return any(isinstance(budget, Budget) for budget in expected.budgets)
 
 
-def bounds_mismatch(index: int, expected: np.ndarray, actual: np.ndarray, bounds: Bounds) -> Mismatch | None:
+def bounds_mismatch(index: int, expected: np.ndarray, actual: np.ndarray, bounds: Bounds,
+                    strict_zero: bool = False) -> Mismatch | None:
     """None when every element of `actual` lies within `bounds` (a function body's reading), else
-    where it does not, each with the interval it should lie in."""
+    where it does not, each with the interval it should lie in. Under `strict_zero` a zero where the
+    bounds allow only zeros must carry the sign of one of them."""
     if expected.dtype != actual.dtype or expected.shape != actual.shape:
         return Mismatch(index, type_text(expected), type_text(actual))
     misses = ~bounds.contains(actual)
+    if strict_zero and from_numpy(actual.dtype).kind == "float":
+        misses |= _zero_of_another_sign(bounds, actual)
     if not misses.any():
         return None
     where = np.argwhere(misses)[:MAX_LISTED_MISMATCHES]
@@ -191,6 +195,13 @@ def bounds_mismatch(index: int, expected: np.ndarray, actual: np.ndarray, bounds
     notes = tuple(_interval_note(bounds, tuple(idx)) for idx in where)
     return Mismatch(index, type_text(expected), type_text(actual), listed, int(misses.sum()), int(misses.size),
                     _max_abs_diff(expected[misses], actual[misses]), index_notes=notes)
+
+
+def _zero_of_another_sign(bounds: Bounds, actual: np.ndarray) -> np.ndarray:
+    with np.errstate(invalid="ignore"):
+        low, high, got = (a.astype(np.float64) for a in (bounds.low, bounds.high, actual))
+    only_zeros = (low == 0) & (high == 0) & (got == 0)
+    return only_zeros & (np.signbit(got) != np.signbit(low)) & (np.signbit(got) != np.signbit(high))
 
 
 def _interval_note(bounds: Bounds, index: tuple[int, ...]) -> str:
@@ -236,7 +247,7 @@ def _reading_mismatches(expected: Expected, reading: Reading, actual: tuple[np.n
         bounds = reading.bounds[index] if index < len(reading.bounds) else None
         judged_by = _budget_of(expected, reading, index)
         if bounds is not None:
-            differs = bounds_mismatch(index, reference, output, bounds)
+            differs = bounds_mismatch(index, reference, output, bounds, strict_zero)
         elif judged_by is None:
             differs = mismatch(index, reference, output, strict_zero)
         else:
@@ -314,15 +325,15 @@ def judge(expected: Expected, run: RunOutput, strict_zero: bool = False) -> Verd
         missed.append((reading, found, measured))
     verdict = _missed(missed)
     if verdict.outcome == FAIL and expected.body is not None:
-        return _within_body_lines(expected, run.outputs) or verdict
+        return _within_body_lines(expected, run.outputs, strict_zero) or verdict
     return verdict
 
 
-def _within_body_lines(expected: Expected, actual: tuple[np.ndarray, ...]) -> Verdict | None:
+def _within_body_lines(expected: Expected, actual: tuple[np.ndarray, ...], strict_zero: bool) -> Verdict | None:
     """IMPRECISE where the outputs follow the function body with its inner functions beyond their
     budgets and within their wrong-answer lines (see function_body.Body.loose_readings); else None."""
     for reading in expected.body.loose_readings():
-        found, _ = _reading_mismatches(expected, reading, actual, strict_zero=False)
+        found, _ = _reading_mismatches(expected, reading, actual, strict_zero)
         if not found:
             return Verdict(IMPRECISE, f"matches the reading '{reading.label}' only with the body's inner functions "
                                       "beyond their precision budgets (within their wrong-answer lines)", reading=reading.label)

@@ -275,3 +275,14 @@ def test_the_html_lists_an_imprecise_body_match_which_measured_no_ulp():
     record = {"id": "Gelu-20/hypothesis-0001/double", "message": "matches the reading 'function body' only with ..."}
     row = _imprecise_list([record])
     assert "Gelu-20/hypothesis-0001/double" in row and "<td></td>" in row
+
+
+def test_strict_zero_holds_in_a_body_reading_too():
+    from conformance.compare import bounds_mismatch
+    from conformance.reference.expected import Bounds
+
+    zero = np.array([0.0, 1.0], np.float32)
+    bounds = Bounds(zero, zero, np.zeros(2, bool))
+    negative = np.array([-0.0, 1.0], np.float32)
+    assert bounds_mismatch(0, zero, negative, bounds) is None
+    assert bounds_mismatch(0, zero, negative, bounds, strict_zero=True).count == 1
