@@ -26,6 +26,7 @@ from .dtypes import from_numpy
 from .equality import arrays_identical, equal_mask, same_bits  # noqa: F401 - compare's names, kept public
 from .precision import FLUSHED, IMPRECISE, Budget, BudgetCheck, check, worse_grade, ulp_text
 from .reference.expected import Bounds, Expected, Reading
+from .reference.function_body import CONTRADICTION
 from .runners.base import RunOutput
 from .values import format_scalar
 
@@ -360,7 +361,7 @@ def _matched_body(expected: Expected, reading: Reading, outside: str) -> Verdict
     where the prose's value lies outside the body's bounds), the text allowing both."""
     if not outside:
         return _passed(reading.label)
-    why = "; ".join(filter(None, [expected.ambiguity, f"the function body and the prose disagree ({outside})"]))
+    why = "; ".join(filter(None, [expected.ambiguity, f"{CONTRADICTION} ({outside})"]))
     return Verdict(AMBIGUOUS, f"matches the reading '{reading.label}' ({why})", reading=reading.label)
 
 
