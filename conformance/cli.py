@@ -12,11 +12,11 @@ import signal
 import sys
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator, List, NoReturn, Optional
+from typing import Iterator, List, NamedTuple, NoReturn, Optional
 
 import typer
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 from rich.table import Table
 from rich.text import Text
 
@@ -25,9 +25,10 @@ from .errors import ConformError, OutputError, UnavailableError, UsageError
 from .execute import (DEFAULT_MAX_ELEMENTS, RunOptions, at_level, check_case_ids_found, chose_nothing, left_out_ops, parse_choice,
                       parse_shapes, parse_shard, plan, planned_count, run_examples, select_examples, shard_scope, shrink_failures, unsaved_minimal_cases, whole_run)
 from .parallel import WorkerPool, shrink_side_by_side, shrinks_side_by_side, worker_count
-from .expectations import apply as apply_expectations
+from .expectations import failing_outcomes, judging, named_ids, unmatched_entries, variant_of
 from .expectations import load as load_expectations
-from .expectations import judge_unmatched, not_judged_lines, ran_variants, stale_among
+from .expectations import judge_unmatched, not_judged_lines, stale_among
+from .ledger import Ledger
 from .expectations import write_file as write_expectations
 from .reference import covered_ops, for_op
 from .report import console as console_report
@@ -239,6 +240,9 @@ def run_command(
     memory_limit: Optional[int] = MEMORY_LIMIT,
     max_elements: int = MAX_ELEMENTS,
     only_cases: List[Path] = ONLY_CASES,
+    report_passes: bool = typer.Option(False, "--report-passes", help="Record every case whole in the JSON report, passes "
+                                       "included (by default pass, ambiguous, xfail and unsupported cases are "
+                                       "counted per op, version and dtype in its 'tallies')."),
     expect: Optional[Path] = typer.Option(None, "--expect", help="Expectations file: known deviations, each with a reason."),
     write_expect: Optional[Path] = typer.Option(None, "--write-expect", help="Write the current deviations as an expectations file, one entry per cause (with --expect: that file brought up to date, its comments and reasons kept)."),
     strict: Optional[bool] = typer.Option(None, "--strict/--no-strict", help="xpass and stale expectations fail the run (default with --ci)."),
@@ -301,72 +305,121 @@ def run_command(
     html_report = html_report or (home.with_suffix(".html") if ci else None)
     _check_writable((path, "the JSON report"), (junit, "the JUnit report"), (html_report, "the HTML report"),
                     (write_expect, "the expectations file"))
-    results: list = []
-    finished: list = []
     skipped: list = []  # a golden run's, filled in as it reads the stored tests
-    level = levels[0]
-    with _Stops() as stops:
-        with stops.work():
-            spec = RunnerSpec(runner, provider, backend, refusals=refusals)
-            if from_dirs:
-                execute, skipped = _golden_execution(from_dirs, options, jobs, spec, not no_isolation)
-            else:
-                execute, skipped = _generated_execution(options, jobs, spec, not no_isolation), []
-            for level, chosen_runner in zip(levels, runners):
-                finished = []
-                found = execute(chosen_runner, level, finished.append, home.parent / "minimal")
-                results += _tagged(found, level, len(levels))
-                finished = []
-        if stops.cut_short:
-            results += _tagged(finished, level, len(levels))
-        writes = Writes()
-        writes.failed += unsaved_minimal_cases(results)
-        runner_info = runners[0].describe()
-        strict = ci if strict is None else strict
-        results, unmatched = apply_expectations(results, expectations, runner_info, options, strict)
-        ran_ids = {result.example.id for result in results}
-        stale, unjudged = ([], []) if stops.cut_short else judge_unmatched(unmatched, options, ran_ids)
-        written = []  # what the run wrote besides its JSON report, told after the console report
-        if write_expect:
-            with writes.attempt():
-                written.append(write_expectations(results, expectations, stale, runner_info, write_expect, options))
-        # Recorded: the JUnit report and merge judge by it.
-        gate = gate_record(options.strict_validation, options.fail_on_unsupported, strict, options.strict_precision)
-        doc = json_report.document(results, runner_info, None if from_dirs else seed, _options_record(options) | gate)
-        if needs_note:  # which of options.modes and options.shapes the runner's declaration chose, and why
-            doc["options"]["runner_defaults"] = _needs_record(applied)
-            doc["notes"].insert(0, needs_note)
-        if from_dirs:
-            doc["options"]["from"] = [str(p) for p in from_dirs]
-            doc["skipped"] = _skipped_records(skipped)
-        doc["complete"] = not stops.cut_short
-        doc["shard"] = shard
-        if left_out:
-            doc["ops_left_out"] = [{"op": op, "reason": why} for op, why in left_out]
-        doc["stale_expectations"] = _entry_records(stale)
-        if options.shard[1] > 1:  # what `merge` judges stale: the entries no shard matched
-            doc["unmatched_expectations"] = _entry_records(stale_among(unmatched, whole_run(options), ran_ids))
+    runner_info = runners[0].describe()
+    strict = ci if strict is None else strict
+    ledger = Ledger(judging(expectations, runner_info, failing_outcomes(options), strict),
+                    lambda result: variant_of(result, runner_info), named_ids(expectations),
+                    report_every_case=report_passes, keep_all=bool(write_expect),
+                    spool_dir=None if is_stdout(path) or is_stream(path) else path.parent, record=json_report.record_line)
+    try:
+        with _Stops() as stops:
+            with stops.work():
+                spec = RunnerSpec(runner, provider, backend, refusals=refusals)
+                if from_dirs:
+                    execute, skipped = _golden_execution(from_dirs, options, jobs, spec, not no_isolation)
+                else:
+                    execute, skipped = _generated_execution(options, jobs, spec, not no_isolation), []
+                for level, chosen_runner in zip(levels, runners):
+                    hear = lambda result, level=level: ledger.add(at_level(result, level, len(levels)))
+                    shrunk = execute(chosen_runner, level, hear, home.parent / "minimal", ledger.waiting)
+                    ledger.settle(None if shrunk is None else _tagged(shrunk, level, len(levels)))
+            ledger.finish()
+            asked = _Asked(options, runner_info, strict, expectations, path, home, junit, html_report, write_expect,
+                           from_dirs, skipped, needs_note, applied, left_out, shard, report_passes, verbose)
+            _report_run(ledger, asked, stops)
+    finally:
+        ledger.close()
+
+
+class _Asked(NamedTuple):
+    """What a run was asked for that decides its reports: its options, the runtime, the
+    expectations, where each report goes, and what the runner's needs and the op choice noted."""
+
+    options: RunOptions
+    runner_info: dict
+    strict: bool
+    expectations: list
+    path: Path
+    home: Path
+    junit: Path | None
+    html_report: Path | None
+    write_expect: Path | None
+    from_dirs: list
+    skipped: list
+    needs_note: str | None
+    applied: object
+    left_out: tuple
+    shard: str
+    report_passes: bool
+    verbose: bool
+
+
+def _report_run(ledger: Ledger, asked: _Asked, stops: "_Stops") -> NoReturn:
+    """Everything a run writes and prints once its cases are judged, then its exit."""
+    options, runner_info, strict, expectations = asked.options, asked.runner_info, asked.strict, asked.expectations
+    path, home, junit, html_report, write_expect = asked.path, asked.home, asked.junit, asked.html_report, asked.write_expect
+    from_dirs, skipped, needs_note, left_out = asked.from_dirs, asked.skipped, asked.needs_note, asked.left_out
+    writes = Writes()
+    writes.failed += unsaved_minimal_cases(ledger.kept)
+    ran_ids = ledger.ran_named_ids
+    unmatched = unmatched_entries(expectations, ledger.used, ledger.ran, runner_info)
+    stale, unjudged = ([], []) if stops.cut_short else judge_unmatched(unmatched, options, ran_ids)
+    written = []  # what the run wrote besides its JSON report, told after the console report
+    if write_expect:
+        with writes.attempt():
+            written.append(write_expectations(ledger.everything, expectations, stale, runner_info, write_expect, options))
+    # Recorded: the JUnit report and merge judge by it.
+    gate = gate_record(options.strict_validation, options.fail_on_unsupported, strict, options.strict_precision)
+    doc = json_report.ledger_document(ledger, runner_info, None if from_dirs else options.seed, _options_record(options) | gate)
+    if needs_note:  # which of options.modes and options.shapes the runner's declaration chose, and why
+        doc["options"]["runner_defaults"] = _needs_record(asked.applied)
+        doc["notes"].insert(0, needs_note)
+    if from_dirs:
+        doc["options"]["from"] = [str(p) for p in from_dirs]
+        doc["skipped"] = _skipped_records(skipped)
+    doc["complete"] = not stops.cut_short
+    doc["shard"] = asked.shard
+    if left_out:
+        doc["ops_left_out"] = [{"op": op, "reason": why} for op, why in left_out]
+    doc["stale_expectations"] = _entry_records(stale)
+    if options.shard[1] > 1:  # what `merge` judges stale: the entries no shard matched
+        doc["unmatched_expectations"] = _entry_records(stale_among(unmatched, whole_run(options), ran_ids))
+    if asked.report_passes:  # every case recorded whole: none counted in tallies besides
+        every_case = {**doc, "tallies": []}
+        if junit or html_report:  # they list every case too: read back from the spool (memory grows only here)
+            written += _write_other_reports({**every_case, "results": _every_record(ledger)}, junit, html_report, strict, writes)
+        reported = _write_json_report(path, every_case, writes, ledger.recorded_in_order(json_report.record_line))
+    else:
         written += _write_other_reports(doc, junit, html_report, strict, writes)
         reported = _write_json_report(path, doc, writes)
-        shown = console_report.FAILING_SHOWN + (("imprecise",) if strict_precision else ()) + \
-            (("ambiguous", "unsupported") if verbose else ())
-        console_report.render(results, out, _shown(path) if reported else None, show=shown, notes=doc["notes"])
-        _print_lines(written)
-        console_report.expectation_news(out, doc, strict)
-        for line in not_judged_lines(expectations, unjudged, ran_variants(results, runner_info), runner_info, options):
-            out.print(line, style="dim", highlight=False)
-        _print_skipped(skipped)
-        with writes.attempt():
-            _keep_worker_stderr(home)
-        # Last of all: a run that judged little of the op must not end on a line that looks green.
-        console_report.unjudged_warning(out, results, runner_info.get("name", "the runtime"))
-        _end(stops, writes, reported, exit_code(doc), len(results), "cases")
-
-
-def _write_json_report(path: Path, doc: dict, writes: Writes) -> bool:
-    """Write the JSON report, unless it cannot be (`writes` keeps why); whether it was written."""
+    shown = console_report.FAILING_SHOWN + (("imprecise",) if options.strict_precision else ()) + \
+        (("ambiguous", "unsupported") if asked.verbose else ())
+    console_report.render(ledger, out, _shown(path) if reported else None, show=shown, notes=doc["notes"])
+    _print_lines(written)
+    console_report.expectation_news(out, doc, strict)
+    for line in not_judged_lines(expectations, unjudged, ledger.ran, runner_info, options):
+        out.print(line, style="dim", highlight=False)
+    _print_skipped(skipped)
     with writes.attempt():
-        json_report.write(path, doc)
+        _keep_worker_stderr(home)
+    # Last of all: a run that judged little of the op must not end on a line that looks green.
+    console_report.unjudged_warning(out, ledger, runner_info.get("name", "the runtime"))
+    _end(stops, writes, reported, exit_code(doc), ledger.total, "cases")
+
+
+def _every_record(ledger: Ledger) -> list[dict]:
+    """Every case's record, in run order (a run with --report-passes)."""
+    import json
+
+    return [json.loads(line) for line in ledger.recorded_in_order(json_report.record_line)]
+
+
+def _write_json_report(path: Path, doc: dict, writes: Writes, lines=None) -> bool:
+    """Write the JSON report, unless it cannot be (`writes` keeps why); whether it was written.
+    `lines`: its records' lines, where they are not the document's own (json_report.write)."""
+    with writes.attempt():
+        json_report.write(path, doc, lines)
         return True
     return False
 
@@ -501,19 +554,21 @@ def _generated_execution(options: RunOptions, jobs: int | None, spec: RunnerSpec
     workers = worker_count(jobs, len(units))
     selected = select_examples(options, units) if workers == 1 else []
 
-    def execute(runner, level: str, on_result, shrunk_into: Path) -> list:
-        """The level's results, the failing groups' minimal cases attached (written to `shrunk_into`)."""
+    def execute(runner, level: str, on_result, shrunk_into: Path, waiting) -> list:
+        """Each of the level's results given to `on_result` as it comes; then the failing ones
+        (`waiting()`: those heard and not yet judged, in order) with the failing groups' minimal
+        cases attached (written to `shrunk_into`)."""
         leveled = dataclasses.replace(spec, optimizations=level)
         if workers == 1:
-            results = _with_progress(_run_label(options), len(selected) * len(options.modes), on_result,
-                                     lambda advance, _: run_examples(selected, runner, options, advance))
+            _with_progress(_run_label(options), len(selected) * len(options.modes), on_result,
+                           lambda advance, _: run_examples(selected, runner, options, advance, collect=False))
             side_by_side = (lambda tasks: shrink_side_by_side(tasks, options, leveled, _note)) \
                 if shrinks_side_by_side(jobs) else None
-            return shrink_failures(results, runner, options, shrunk_into, side_by_side)
+            return shrink_failures(waiting(), runner, options, shrunk_into, side_by_side)
         with WorkerPool.for_units(units, workers, options, leveled, isolate, _note) as pool:
-            results = _with_progress(f"{_run_label(options)} ({workers} jobs)", planned_count(units, options), on_result,
-                                     lambda advance, _: pool.run(units, advance))
-            return shrink_failures(results, runner, options, shrunk_into, pool.minimal_cases)
+            _with_progress(f"{_run_label(options)} ({workers} jobs)", planned_count(units, options), on_result,
+                           lambda advance, _: pool.run(units, advance, collect=False))
+            return shrink_failures(waiting(), runner, options, shrunk_into, pool.minimal_cases)
 
     return execute
 
@@ -529,8 +584,9 @@ def _golden_execution(paths: list[Path], options: RunOptions, jobs: int | None, 
     skipped: list = []
     total = _golden_count(units, options)
 
-    def execute(runner, level: str, on_result, shrunk_into: Path) -> list:
-        """The stored tests' results (none is shrunk: they hold no hypothesis group to search)."""
+    def execute(runner, level: str, on_result, shrunk_into: Path, waiting) -> None:
+        """Each stored test's result given to `on_result` (none is shrunk: they hold no hypothesis
+        group to search)."""
         skipped.clear()  # heard as each unit is read, so an interrupted run's report lists them too
         if workers == 1:
             everything = GoldenUnit(tuple(p for unit in units for p in unit.paths))
@@ -542,7 +598,6 @@ def _golden_execution(paths: list[Path], options: RunOptions, jobs: int | None, 
                 run = _with_progress(f"golden tests ({workers} jobs)", total, on_result,
                                      lambda advance, skip: pool.run_golden(units, advance, skip), skipped.extend)
         _check_golden_selection(run, paths, options)
-        return run.results
 
     return execute, skipped
 
@@ -775,48 +830,58 @@ def verify_command(
     jobs: Optional[int] = typer.Option(None, "--jobs", min=1, help="Worker processes (default, for folders big enough: one per core; 1: none)."),
 ) -> None:
     """Check stored golden outputs against conform's reference."""
-    from .golden import GoldenUnit, Unreadable, agreeing, golden_units, verify_unit
+    from .golden import GoldenUnit, Unreadable, agreeing_outcome, golden_units, verify_unit
 
     path = report_json or DEFAULT_REPORT_DIR / "verify.json"
     _check_writable((path, "the JSON report"))
     options = RunOptions(op="", strict_zero=strict_zero, max_elements=max_elements)
     units = golden_units(paths, verify=True)
     workers = worker_count(jobs, len(units))
-    results, skipped = [], []
+    # Every data set's record is in the report, spooled to disk as it comes: a folder of any size
+    # is verified in bounded memory, the disagreeing verdicts alone kept whole for the console.
+    ledger = Ledger(report_every_case=True, spool_dir=None if is_stdout(path) or is_stream(path) else path.parent,
+                    record=json_report.record_line)
+    skipped = []
     total = sum(len(unit.paths) for unit in units)  # each test is verified or skipped
-    with _Stops() as stops:
-        with stops.work():
-            if workers == 1:
-                everything = GoldenUnit(tuple(p for unit in units for p in unit.paths), verify=True)
-                _with_progress("verify", total, results.append,
-                               lambda advance, skip: verify_unit(everything, options, advance, skip), skipped.extend)
-            else:
-                with _pool_running_no_runtime(units, workers, options) as pool:
-                    _with_progress(f"verify ({workers} jobs)", total, results.append,
-                                   lambda advance, skip: pool.run_golden(units, advance, skip), skipped.extend)
-        unreadable = [s for s in skipped if isinstance(s, Unreadable)]
-        skipped = [s for s in skipped if not isinstance(s, Unreadable)]
-        if not results and not unreadable and not stops.cut_short:
-            first, why = skipped[0]
-            raise UsageError(f"nothing to verify under {', '.join(map(str, paths))}: all {len(skipped)} tests found were "
-                             f"skipped (the first, {first}: {why})")
-        # What judged the stored outputs, besides where they are: --strict-zero turns passes into fails.
-        judged_by = {"paths": [str(p) for p in paths], "strict_zero": strict_zero, "max_elements": max_elements,
-                     "strict_precision": strict_precision}
-        doc = json_report.document(results, {"name": "golden data"}, None, judged_by)
-        doc["skipped"] = _skipped_records(skipped)
-        doc["unreadable"] = [{"path": str(p), "reason": why} for p, why in unreadable]
-        doc["complete"] = not stops.cut_short
-        writes = Writes()
-        reported = _write_json_report(path, doc, writes)
-        console_report.render(results, out, _shown(path) if reported else None,
-                              show=("fail", "error", "lenient") + (("imprecise",) if strict_precision else ()),
-                              notes=doc["notes"])
-        _print_skipped(skipped)
-        _print_unreadable(unreadable)
-        with writes.attempt():
-            _keep_worker_stderr(_report_home(path, "verify.json"))
-        _end(stops, writes, reported, 0 if all(agreeing(r, strict_precision) for r in results) and not unreadable else 1, len(results), "data sets")
+    try:
+        with _Stops() as stops:
+            with stops.work():
+                if workers == 1:
+                    everything = GoldenUnit(tuple(p for unit in units for p in unit.paths), verify=True)
+                    _with_progress("verify", total, ledger.add,
+                                   lambda advance, skip: verify_unit(everything, options, advance, skip), skipped.extend)
+                else:
+                    with _pool_running_no_runtime(units, workers, options) as pool:
+                        _with_progress(f"verify ({workers} jobs)", total, ledger.add,
+                                       lambda advance, skip: pool.run_golden(units, advance, skip), skipped.extend)
+            ledger.finish()
+            unreadable = [s for s in skipped if isinstance(s, Unreadable)]
+            skipped = [s for s in skipped if not isinstance(s, Unreadable)]
+            if not ledger.total and not unreadable and not stops.cut_short:
+                first, why = skipped[0]
+                raise UsageError(f"nothing to verify under {', '.join(map(str, paths))}: all {len(skipped)} tests found were "
+                                 f"skipped (the first, {first}: {why})")
+            # What judged the stored outputs, besides where they are: --strict-zero turns passes into fails.
+            judged_by = {"paths": [str(p) for p in paths], "strict_zero": strict_zero, "max_elements": max_elements,
+                         "strict_precision": strict_precision}
+            doc = json_report.ledger_document(ledger, {"name": "golden data"}, None, judged_by)
+            del doc["tallies"]  # every data set is recorded whole: none is only counted
+            doc["skipped"] = _skipped_records(skipped)
+            doc["unreadable"] = [{"path": str(p), "reason": why} for p, why in unreadable]
+            doc["complete"] = not stops.cut_short
+            writes = Writes()
+            reported = _write_json_report(path, doc, writes, ledger.recorded_in_order(json_report.record_line))
+            console_report.render(ledger, out, _shown(path) if reported else None,
+                                  show=("fail", "error", "lenient") + (("imprecise",) if strict_precision else ()),
+                                  notes=doc["notes"])
+            _print_skipped(skipped)
+            _print_unreadable(unreadable)
+            with writes.attempt():
+                _keep_worker_stderr(_report_home(path, "verify.json"))
+            agrees = all(agreeing_outcome(outcome, strict_precision) for outcome, count in ledger.summary_counts().items() if count)
+            _end(stops, writes, reported, 0 if agrees and not unreadable else 1, ledger.total, "data sets")
+    finally:
+        ledger.close()
 
 
 def _print_unreadable(unreadable: list) -> None:
@@ -1147,16 +1212,27 @@ def _note(text: str) -> None:
 
 def _with_progress(label: str, total: int | None, on_result, work, on_skipped=lambda skipped: None):
     """`work(on_result, on_skipped)`, each result and each skipped test (golden runs skip some)
-    advancing a progress bar of `total` (None: unknown) when stderr is a terminal."""
+    advancing a progress bar of `total` (None: unknown) when stderr is a terminal: the op being
+    run and how many ops are done, cases done of all, cases a second, time taken and time left.
+    A CI log (no terminal) gets none of it."""
     if not err.is_terminal:
         return work(on_result, on_skipped)
-    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
+    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TextColumn("{task.fields[rate]}"),
+               TimeElapsedColumn(), TextColumn("left"), TimeRemainingColumn())
     with Progress(*columns, console=err, transient=True) as progress:
-        task = progress.add_task(label, total=total)
+        task = progress.add_task(label, total=total, rate="")
+        ops: dict[str, None] = {}  # in the order their first result came
 
         def advance(result):
             on_result(result)
+            op = result.example.op
+            if op not in ops:
+                ops[op] = None
+                if len(ops) > 1:
+                    progress.update(task, description=f"{label}: {op} ({len(ops) - 1} {plural('op', len(ops) - 1)} done)")
             progress.advance(task)
+            speed = progress.tasks[0].speed
+            progress.update(task, rate=f"{speed:,.0f} cases/s" if speed else "")
 
         def skip(skipped: list) -> None:
             on_skipped(skipped)

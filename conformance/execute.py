@@ -306,15 +306,25 @@ def chooser(options: RunOptions) -> Callable[[Any], bool]:
 def check_case_ids_found(examples, options: RunOptions) -> None:
     """Every `--case` id is among the examples; with `--shard`, every id this shard would hold
     (the shard that owns a misspelt id reports it)."""
-    missing = {i for i in set(options.case_ids) - {e.id for e in examples} if in_shard(i, *options.shard)}
+    check_ids_found({e.id for e in examples}, options)
+
+
+def check_ids_found(ids: set[str], options: RunOptions) -> None:
+    """As `check_case_ids_found`, of the ids of the examples."""
+    missing = {i for i in set(options.case_ids) - ids if in_shard(i, *options.shard)}
     if missing:
         raise UsageError(f"no case with id {', '.join(sorted(missing))} (see the 'id' field of a report)")
 
 
 def check_selection(examples, options: RunOptions) -> None:
     """The cases a generated run chose: every `--case` id found, and at least one case."""
-    check_case_ids_found(examples, options)
-    if chose_nothing(bool(examples), options, lambda: bool(plan(whole_run(options)))):
+    check_chosen({e.id for e in examples}, bool(examples), options)
+
+
+def check_chosen(ids: set[str], chosen: bool, options: RunOptions) -> None:
+    """As `check_selection`, of the chosen examples' ids (those `--case` names suffice) and whether there was one."""
+    check_ids_found(ids, options)
+    if chose_nothing(chosen, options, lambda: bool(plan(whole_run(options)))):
         raise UsageError(f"nothing to run{shard_scope(options)}: {_why_nothing(options)}")
 
 
@@ -585,21 +595,24 @@ STAGE_BYTES = 16 * 2**20
 
 
 def run_examples(
-    examples: list[Example], runner: Runner, options: RunOptions, on_result: Callable[[Result], None] = lambda r: None
+    examples: list[Example], runner: Runner, options: RunOptions, on_result: Callable[[Result], None] = lambda r: None,
+    collect: bool = True,
 ) -> list[Result]:
-    """Every example in every mode of the options, in order; `on_result` hears each Result as it comes.
+    """Every example in every mode of the options, in order; `on_result` hears each Result as it
+    comes, and they are returned too unless `collect` is false (a run's Ledger keeps what it needs).
 
     A runner that can overlap cases (`run_stream`) gets the next model while it runs the last one.
     """
-    return run_staged(staged_chunks(examples, runner, options), runner, options, on_result)
+    return run_staged(staged_chunks(examples, runner, options), runner, options, on_result, collect)
 
 
 def run_staged(chunks: Iterable[list[Staged | Result]], runner: Runner, options: RunOptions,
-               on_result: Callable[[Result], None] = lambda r: None) -> list[Result]:
+               on_result: Callable[[Result], None] = lambda r: None, collect: bool = True) -> list[Result]:
     """Each staged case run and judged, in order (a Result among them is one that goes no
-    further); the chunks are staged as the runner asks for models, overlapped where it can."""
+    further); the chunks are staged as the runner asks for models, overlapped where it can.
+    Returned as a list unless `collect` is false."""
     if not _overlaps_cases(runner):
-        return _run_chunkwise(chunks, runner, options, on_result)
+        return _run_chunkwise(chunks, runner, options, on_result, collect)
     staged: deque[Staged | Result] = deque()
     staging = [0.0]  # seconds spent staging so far: not part of the wait for any one case's output
 
@@ -619,7 +632,8 @@ def run_staged(chunks: Iterable[list[Staged | Result]], runner: Runner, options:
         item = staged.popleft()
         waited = time.perf_counter() - started - (staging[0] - staged_before)
         result = item if run is None else judged(item, run, runner, options, waited)
-        results.append(result)
+        if collect:
+            results.append(result)
         on_result(result)
 
 
@@ -633,7 +647,7 @@ def _overlaps_cases(runner: Runner) -> bool:
 
 
 def _run_chunkwise(chunks: Iterable[list[Staged | Result]], runner: Runner, options: RunOptions,
-                   on_result: Callable[[Result], None]) -> list[Result]:
+                   on_result: Callable[[Result], None], collect: bool = True) -> list[Result]:
     """A chunk's cases run back to back, then judged: the runtime's code and conform's each keep
     the CPU's caches through a chunk instead of taking them from each other every case."""
     results = []
@@ -641,7 +655,8 @@ def _run_chunkwise(chunks: Iterable[list[Staged | Result]], runner: Runner, opti
         runs = [_timed_run(item, runner) for item in chunk]
         for item, (run, seconds) in zip(chunk, runs):
             result = item if run is None else judged(item, run, runner, options, seconds)
-            results.append(result)
+            if collect:
+                results.append(result)
             on_result(result)
     return results
 

@@ -350,6 +350,16 @@ def apply(results: list, expectations: list[Expectation], runner_info: dict, opt
     return applied, unmatched_entries(expectations, used, ran_variants(results, runner_info), runner_info)
 
 
+def judging(expectations: list[Expectation], runner_info: dict, failing: frozenset[str], strict: bool = False):
+    """`judge_result` of the run's expectations, one result at a time (what a run's Ledger applies)."""
+    return lambda result: judge_result(result, expectations, runner_info, failing, strict)
+
+
+def named_ids(expectations: list[Expectation]) -> set[str]:
+    """The case ids the `case:` entries name: of these, a run notes which ran (`Expectation.covered_by`)."""
+    return {case for entry in expectations if entry.case for case in entry.case}
+
+
 def judge_result(result, expectations: list[Expectation], runner_info: dict, failing: frozenset[str],
                  strict: bool = False) -> tuple:
     """`result` as `apply` leaves it (`failing`: the outcomes that fail the run, as `failing_outcomes`),

@@ -811,11 +811,12 @@ def _types(version: OpVersion, input_dtypes: dict[str, str], attribute_dtypes: d
     """The type binding of a stored node: each type parameter's dtype from the first formal input
     that has one, then from the attributes that carry one (a tensor's dtype; float for any other
     value, or none), then from the outputs the model declares; a parameter with one allowed type
-    has that one."""
+    has that one. An input of a fixed type (QuantizeLinear-13's `y_scale`, `tensor(float)`) binds
+    no parameter: a binding holds type parameters only, as `OpVersion.type_bindings` gives them."""
     types: dict[str, str] = {}
     for name, dtype_name in input_dtypes.items():
         formal = version.input(name)
-        if formal is not None:
+        if formal is not None and formal.type_param in version.constraints:
             types.setdefault(formal.type_param, dtype_name)
     for name, param in attribute_params.items():
         types.setdefault(param, attribute_dtypes.get(name, "float"))
@@ -880,12 +881,13 @@ def verify_dir(path: Path, options: RunOptions = RunOptions(op="")) -> list[Resu
     return results
 
 
-def verify_unit(unit: GoldenUnit, options: RunOptions, on_result: Callable[[Result], None] = lambda r: None,
+def verify_unit(unit: GoldenUnit, options: RunOptions, on_result: Callable[[Result], None] | None = None,
                 on_skipped: Callable[[list[tuple[Path, str]]], None] = lambda skipped: None) -> GoldenRun:
     """`conform verify` of the unit's test directories, under the options' `strict_zero` and
     `max_elements`: a verdict for each stored data set, and the tests skipped or Unreadable, with
-    why. Each verdict and each skipped test is heard as it comes."""
-    results, skipped = [], []
+    why. Each verdict and each skipped test is heard as it comes, one test directory read at a
+    time; the GoldenRun keeps the verdicts as `_Kept` says (all of them, where none hears them)."""
+    kept, skipped = _Kept(options, on_result), []
     for path in unit.paths:
         try:
             found = verify_dir(path, options)
@@ -895,10 +897,30 @@ def verify_unit(unit: GoldenUnit, options: RunOptions, on_result: Callable[[Resu
             skipped.append(found)
             on_skipped([found])
             continue
-        results += found
         for result in found:
-            on_result(result)
-    return GoldenRun(results, skipped, frozenset())
+            kept.hear(result)
+    return GoldenRun(kept.results, skipped, frozenset())
+
+
+class _Kept:
+    """The results a GoldenRun hands back. Where no one hears them as they come (a worker's share
+    of the tests, a library call), every one: the caller reads them all from the GoldenRun. Where
+    `on_result` hears each one, only what a caller still reads of the run once it has heard them
+    all: the first result (the options chose a test) and those a `--case` id names (each id was
+    found), so that a run over a large golden folder holds one test at a time, not every result."""
+
+    def __init__(self, options: RunOptions, on_result: Callable[[Result], None] | None) -> None:
+        self.results: list[Result] = []
+        self._on_result = on_result
+        self._named = frozenset(options.case_ids)
+
+    def hear(self, result: Result) -> None:
+        if self._on_result is None:
+            self.results.append(result)
+            return
+        self._on_result(result)
+        if not self.results or result.example.id in self._named:
+            self.results.append(result)
 
 
 @dataclass(frozen=True, eq=False)
@@ -917,14 +939,25 @@ def stored_cases(paths: Iterable[Path], max_elements: int = DEFAULT_MAX_ELEMENTS
     """The golden tests under `paths` to run (`conform run --from`), and those skipped, with why."""
     cases, skipped = [], []
     for path in test_dirs(paths):
-        for test in read_tests(path):
-            example, expected, refusal = _checkable(test, expect_stored=True, max_elements=max_elements)
-            if isinstance(example, str):
-                skipped.append((path, example))
-                break
-            feeds = {value_info.name: array for value_info, array in zip(test.fed_inputs, test.inputs)}
-            cases.append(StoredCase(example, expected, BuiltModel(test.model, test.data, feeds), refusal))
+        found = stored_in(path, max_elements)
+        if isinstance(found, tuple):
+            skipped.append(found)
+        else:
+            cases += found
     return cases, skipped
+
+
+def stored_in(path: Path, max_elements: int = DEFAULT_MAX_ELEMENTS) -> list[StoredCase] | tuple[Path, str]:
+    """A test directory's data sets ready to run as stored, or (path, why) when it is skipped; a
+    GoldenError naming the file when it cannot be read."""
+    cases = []
+    for test in read_tests(path):
+        example, expected, refusal = _checkable(test, expect_stored=True, max_elements=max_elements)
+        if isinstance(example, str):
+            return path, example
+        feeds = {value_info.name: array for value_info, array in zip(test.fed_inputs, test.inputs)}
+        cases.append(StoredCase(example, expected, BuiltModel(test.model, test.data, feeds), refusal))
+    return cases
 
 
 # Test directories per unit of a `run --from` with `--jobs`: each is read and run in a worker.
@@ -951,10 +984,11 @@ def golden_units(paths: Iterable[Path], verify: bool = False) -> list[GoldenUnit
 
 @dataclass(frozen=True, eq=False)
 class GoldenRun:
-    """What stored tests gave: each chosen test's result, in order; the tests skipped, with why;
-    the op versions of the tests conform could run, chosen or not (to say what there was when
-    the options chose none); and whether any shard's options choose one of the tests (a shard
-    that chose none is an error only when no shard chose any)."""
+    """What stored tests gave: each chosen test's result, in order (where a listener heard them as
+    they came, only those `_Kept` keeps); the tests skipped, with why; the op versions of the tests
+    conform could run, chosen or not (to say what there was when the options chose none); and
+    whether any shard's options choose one of the tests (a shard that chose none is an error only
+    when no shard chose any)."""
 
     results: list[Result]
     skipped: list[tuple[Path, str]]
@@ -967,18 +1001,47 @@ class GoldenRun:
                          frozenset().union(*(run.found for run in runs)), any(run.chosen_in_a_shard for run in runs))
 
 
-def run_golden(unit: GoldenUnit, runner: Runner, options: RunOptions, on_result: Callable[[Result], None] = lambda r: None,
+def run_golden(unit: GoldenUnit, runner: Runner, options: RunOptions, on_result: Callable[[Result], None] | None = None,
                on_skipped: Callable[[list[tuple[Path, str]]], None] = lambda skipped: None) -> GoldenRun:
-    """Read the unit's stored tests, and run those the options choose (version, dtype, shard, id).
-    `on_skipped` hears of the tests skipped once they are read, before any is run."""
+    """Read the unit's stored tests, and run those the options choose (version, dtype, shard, id),
+    one test directory read at a time, as the runner asks for the next: what is in memory is the
+    test being run (and the few a runner has in flight), not the folder. `on_skipped` hears of each
+    test skipped as it is read; the GoldenRun keeps the results as `_Kept` says."""
     paths, passed_over, chosen_elsewhere = _chosen_paths(unit.paths, options)
-    found, skipped = stored_cases(paths, options.max_elements)
-    on_skipped(skipped)
-    chooses = chooser(options)
-    cases = [c for c in found if chooses(c.example)]
-    in_a_shard = bool(cases) or chosen_elsewhere or any(map(chooser(whole_run(options)), [c.example for c in found]))
-    return GoldenRun(run_stored(cases, runner, options, on_result), skipped,
-                     frozenset(c.example.version.label for c in found) | passed_over, in_a_shard)
+    reading = _Reading(options, passed_over, chosen_elsewhere)
+    judging = judging_options(options)
+    chunks = ([_staged(case, runner, judging)] for case in reading.chosen(paths, on_skipped))
+    kept = _Kept(options, on_result)
+    run_staged(chunks, runner, options, kept.hear, collect=False)
+    return GoldenRun(kept.results, reading.skipped, frozenset(reading.found), reading.in_a_shard)
+
+
+class _Reading:
+    """What reading a unit's stored tests one by one finds besides the cases chosen to run: the
+    tests skipped, the op versions of those conform could run (chosen or not), and whether any
+    shard's options choose one of them (see GoldenRun)."""
+
+    def __init__(self, options: RunOptions, passed_over: frozenset[str], chosen_elsewhere: bool) -> None:
+        self.skipped: list[tuple[Path, str]] = []
+        self.found: set[str] = set(passed_over)
+        self.in_a_shard = chosen_elsewhere
+        self._chooses, self._in_any_shard = chooser(options), chooser(whole_run(options))
+        self._max_elements = options.max_elements
+
+    def chosen(self, paths: Iterable[Path], on_skipped: Callable[[list[tuple[Path, str]]], None]) -> Iterator[StoredCase]:
+        """The stored cases the options choose, read as they are asked for."""
+        for path in paths:
+            found = stored_in(path, self._max_elements)
+            if isinstance(found, tuple):
+                self.skipped.append(found)
+                on_skipped([found])
+                continue
+            for case in found:
+                self.found.add(case.example.version.label)
+                chosen = self._chooses(case.example)
+                self.in_a_shard = self.in_a_shard or chosen or self._in_any_shard(case.example)
+                if chosen:
+                    yield case
 
 
 def chooses_among(options: RunOptions) -> bool:
@@ -1054,13 +1117,6 @@ def _declared_types(model: onnx.ModelProto, node: onnx.NodeProto, version: OpVer
                   _output_dtypes(graph))
 
 
-def run_stored(cases: list[StoredCase], runner: Runner, options: RunOptions,
-               on_result: Callable[[Result], None] = lambda r: None) -> list[Result]:
-    """Run each golden test as stored and judge it under the run's comparison rules."""
-    judging = judging_options(options)
-    return run_staged(([_staged(case, runner, judging)] for case in cases), runner, options, on_result)
-
-
 def _staged(case: StoredCase, runner: Runner, judging: tuple[str, ...]) -> Staged | Result:
     """The stored test ready for the runner, or its Result when it is not to be run; `judging`:
     the options its replay command repeats (see execute.judging_options)."""
@@ -1074,4 +1130,9 @@ def _staged(case: StoredCase, runner: Runner, judging: tuple[str, ...]) -> Stage
 
 def agreeing(result: Result, strict_precision: bool = False) -> bool:
     """Whether a stored output is one the spec allows: an imprecise one is, unless `strict_precision`."""
-    return result.outcome in (PASS, AMBIGUOUS) or (result.outcome == IMPRECISE and not strict_precision)
+    return agreeing_outcome(result.outcome, strict_precision)
+
+
+def agreeing_outcome(outcome: str, strict_precision: bool = False) -> bool:
+    """Whether a verify verdict of this outcome says the stored output is one the spec allows (see `agreeing`)."""
+    return outcome in (PASS, AMBIGUOUS) or (outcome == IMPRECISE and not strict_precision)

@@ -15,7 +15,7 @@ import sys
 import tempfile
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator
+from typing import Iterable, Iterator
 
 from .errors import OutputError
 
@@ -57,14 +57,20 @@ def write_atomic(path: Path, text: str, what: str = "the file") -> None:
     would take its place, and nothing could make a write to it whole anyway. The text is written
     as given, its line ends untranslated: a file edited in its own line ends keeps them.
     """
+    write_atomic_parts(path, (text,), what)
+
+
+def write_atomic_parts(path: Path, parts: Iterable[str], what: str = "the file") -> None:
+    """As `write_atomic`, the text given in pieces, written as they come (a report of every case
+    is streamed from disk, never whole in memory)."""
     with writing(path, what):
         if is_stdout(path):  # through sys.stdout, after whatever this process wrote there before
-            sys.stdout.write(text)
+            sys.stdout.writelines(parts)
             sys.stdout.flush()
             return
         if is_stream(path):
             with open(path, "w", encoding="utf-8", newline="") as stream:
-                stream.write(text)
+                stream.writelines(parts)
             return
         target = path.resolve() if path.is_symlink() else path
         target.parent.mkdir(parents=True, exist_ok=True)
@@ -72,7 +78,7 @@ def write_atomic(path: Path, text: str, what: str = "the file") -> None:
         try:
             os.fchmod(handle, _mode_for(target))
             with os.fdopen(handle, "w", encoding="utf-8", newline="") as stream:
-                stream.write(text)
+                stream.writelines(parts)
             os.replace(temporary, target)
         except BaseException:
             Path(temporary).unlink(missing_ok=True)

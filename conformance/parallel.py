@@ -54,7 +54,7 @@ from functools import cached_property
 from multiprocessing.connection import Connection, wait
 from typing import Any, Callable, Iterator
 
-from .execute import (Minimal, Result, RunOptions, ShrinkTask, WorkUnit, check_selection, examples_of,
+from .execute import (Minimal, Result, RunOptions, ShrinkTask, WorkUnit, check_chosen, examples_of,
                       merge_parts, minimal_case, run_examples, with_known_hang)
 from .errors import ConformError
 from .golden import GenerateUnit, GoldenRun, GoldenUnit, run_golden, verify_unit, write_unit
@@ -131,15 +131,23 @@ class WorkerPool:
         """A pool of `jobs` workers, or of one per unit when the run has fewer units than that."""
         return cls(min(jobs, len(units)) or 1, options, spec, isolate, on_note)
 
-    def run(self, units: list[WorkUnit], on_result: Callable[[Result], None] = lambda r: None) -> list[Result]:
-        """Every unit's results, in plan order; `on_result` hears each as it is handed out."""
+    def run(self, units: list[WorkUnit], on_result: Callable[[Result], None] = lambda r: None,
+            collect: bool = True) -> list[Result]:
+        """Every unit's results, in plan order; `on_result` hears each as it is handed out. Unless
+        `collect`, none is kept here (a run's Ledger keeps what it needs) and the list is empty."""
+        named, chosen = set(self._options.case_ids), [False]
+
         def hand_out(found: list[Result]) -> None:
             for result in found:
+                chosen[0] = True
+                if result.example.id in named:
+                    seen.add(result.example.id)
                 on_result(result)
 
-        results = [result for found in self._answers(units, hand_out) for result in found]
-        check_selection([r.example for r in results], self._options)
-        return results
+        seen: set[str] = set()
+        answers = self._answers(units, hand_out, keep=collect)
+        check_chosen(seen, chosen[0], self._options)
+        return [result for found in answers for result in found]
 
     def run_golden(self, units: list[GoldenUnit], on_result: Callable[[Result], None] = lambda r: None,
                    on_skipped: Callable[[list], None] = lambda skipped: None) -> GoldenRun:
@@ -153,8 +161,9 @@ class WorkerPool:
 
         return GoldenRun.joined(self._answers(units, hand_out))
 
-    def _answers(self, units: list, hand_out: Callable[[Any], None]) -> list:
-        """Each unit's answer, in plan order, each given to `hand_out` as its turn comes.
+    def _answers(self, units: list, hand_out: Callable[[Any], None], keep: bool = True) -> list:
+        """Each unit's answer, in plan order, each given to `hand_out` as its turn comes (and
+        returned, unless not `keep`).
 
         Interrupted, it first hands out the units that finished behind one still running (in plan
         order, after the others), so that the report of an interrupted run holds every finished case.
@@ -162,7 +171,8 @@ class WorkerPool:
         answers = []
         try:
             for answer in self._pool.in_order(units, self._rescue):
-                answers.append(answer)
+                if keep:
+                    answers.append(answer)
                 hand_out(answer)
         except KeyboardInterrupt:
             for answer in self._pool.finished_ahead():
@@ -566,7 +576,15 @@ class _Pool:
         self._ahead: dict[int, Any] = {}  # see in_order
         self._careful_only = False
         self._failed_loads = 0
-        self._workers = [_Worker(arguments) for _ in range(size)]
+        self._workers: list[_Worker] = []
+        try:
+            for _ in range(size):
+                self._workers.append(_Worker(arguments))
+        except BaseException:
+            # No pool to close comes of it (the system would start no more workers, say): those
+            # started end here, not whenever this process or its command does.
+            self.close(kill=True)
+            raise
 
     def in_order(self, units: list[Task], rescue: Callable[[Task], Any]) -> Iterator[Any]:
         """What each unit (or shrink task) gives, in their order. What a worker that died held goes

@@ -397,6 +397,44 @@ def profile(results) -> list[ProfileRow]:
                         for r in results if r.verdict.ulp is not None)
 
 
+class ProfileFold:
+    """A run's precision profile folded one result at a time, so that a run need not keep its
+    results to profile them: per op and dtype, what `_row` makes of all its entries at once."""
+
+    def __init__(self) -> None:
+        self._rows: dict[tuple[str, str], ProfileRow] = {}
+
+    def add(self, result) -> None:
+        if result.verdict.ulp is None:
+            return
+        self.add_entry(ProfileEntry(result.example.op, result.example.dtype, result.verdict.ulp,
+                                    largest_budget(result.expected.budgets), largest_line(result.expected),
+                                    result.verdict.grade, result.outcome == IMPRECISE))
+
+    def add_entry(self, entry: ProfileEntry) -> None:
+        key = (entry.op, entry.dtype)
+        self._rows[key] = folded(self._rows.get(key), _row(entry.op, entry.dtype, [entry]))
+
+    def add_row(self, row: ProfileRow) -> None:
+        """Fold a whole row in (a shard's, when reports are merged)."""
+        key = (row.op, row.dtype)
+        self._rows[key] = folded(self._rows.get(key), row)
+
+    def rows(self) -> list[ProfileRow]:
+        return [row for _, row in sorted(self._rows.items())]
+
+
+def folded(first: ProfileRow | None, second: ProfileRow) -> ProfileRow:
+    """Two rows of one op and dtype (of disjoint results) as one."""
+    if first is None:
+        return second
+    grades = tuple(a + b for a, b in zip(first.grades or (0,) * len(GRADES), second.grades or (0,) * len(GRADES)))
+    return ProfileRow(first.op, first.dtype, first.cases + second.cases, max(first.max_ulp, second.max_ulp),
+                      _largest((first.budget_ulps, second.budget_ulps)),
+                      _largest((first.wrong_answer_ulps, second.wrong_answer_ulps)),
+                      grades if first.grades or second.grades else (), first.imprecise + second.imprecise)
+
+
 def profile_of_records(records: Iterable[dict]) -> list[ProfileRow]:
     """The precision profile of a JSON report's result records (a merged report's, which has no
     Results), from what each budgeted record carries (`ulp`, `budget_ulps`, `wrong_answer_ulps`, `grade`)."""

@@ -67,6 +67,26 @@ def with_test_backends() -> dict[str, str]:
     return {**os.environ, "PYTHONPATH": f"{BACKENDS}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"}
 
 
+class Invoked:
+    """A command run in this process (typer's CliRunner), ended as `main` ends it: a ConformError
+    is its exit code and message (in `stderr`); `output` is all it wrote."""
+
+    def __init__(self, *args: str) -> None:
+        from typer.testing import CliRunner
+
+        from conformance.cli import app
+        from conformance.errors import ConformError
+
+        result = CliRunner().invoke(app, list(args))
+        error = result.exception if isinstance(result.exception, ConformError) else None
+        if result.exception is not None and error is None and not isinstance(result.exception, SystemExit):
+            raise result.exception
+        self.code = error.exit_code if error else result.exit_code
+        self.stdout = result.stdout
+        self.stderr = result.stderr + (error.message if error else "")
+        self.output = self.stdout + self.stderr
+
+
 class CliResult:
     def __init__(self, completed: subprocess.CompletedProcess, report: Path | None) -> None:
         self.code = completed.returncode
@@ -96,13 +116,17 @@ def own_scratch(tmp_path, monkeypatch):
 def conform(tmp_path):
     """Run `conform ARGS...` in a subprocess; the JSON report goes to tmp_path unless given."""
 
-    def run(*args: str, report: bool = True, columns: str | None = "200") -> CliResult:
-        """`columns` None runs it as in a CI log: no COLUMNS, so rich takes 80 for what is not a terminal."""
+    def run(*args: str, report: bool = True, columns: str | None = "200", every_case: bool = True) -> CliResult:
+        """`columns` None runs it as in a CI log: no COLUMNS, so rich takes 80 for what is not a terminal.
+        `every_case`: a `run` records every case whole (--report-passes), so that a test can read
+        any case's record; tests/test_ledger.py checks the default, counted report."""
         argv = list(args)
         path = None
         if report and argv and argv[0] == "run" and "--report-json" not in argv:
             path = tmp_path / "report.json"
             argv += ["--report-json", str(path)]
+        if every_case and argv and argv[0] == "run" and "--report-passes" not in argv:
+            argv.append("--report-passes")
         env = {key: value for key, value in with_test_backends().items() if key != "COLUMNS"}
         if columns is not None:
             env["COLUMNS"] = columns

@@ -1,6 +1,7 @@
 """The CLI contract: exit codes, one-line errors (never a traceback), reports, replay."""
 
 import json
+import re
 from pathlib import Path
 import subprocess
 import sys
@@ -432,9 +433,17 @@ def test_the_progress_bar_counts_to_the_number_of_results(conform_on_a_terminal,
     report = tmp_path / "r.json"
     drawn = conform_on_a_terminal("run", "--op", "Clip", "--opset", "13", "--mode", "all", "--examples", "7",
                                   "--shrink", "0", "--jobs", jobs, "--report-json", str(report))
-    results = len(json.loads(report.read_text())["results"])
+    results = json.loads(report.read_text())["summary"]["total"]
     counts = drawn.counts("Clip")
     assert drawn.code == 1 and counts[-1] == (results, str(results)) and {total for _, total in counts} == {str(results)}
+
+
+def test_the_progress_bar_names_the_op_running_the_ops_done_and_the_pace(conform_on_a_terminal, tmp_path):
+    drawn = conform_on_a_terminal("run", "--op", "Abs", "--op", "Neg", "--opset", "13", "--examples", "20",
+                                  "--jobs", "1", "--report-json", str(tmp_path / "r.json"))
+    assert "Neg (1 op done)" in drawn.text, drawn.text[-2000:]
+    assert re.search(r"\d cases/s", drawn.text), "the bar shows how many cases a second"
+    assert " left " in drawn.text, "the bar shows the time left"
 
 
 def test_a_progress_bar_whose_total_hypothesis_does_not_know_says_so(conform_on_a_terminal, tmp_path):
@@ -442,7 +451,7 @@ def test_a_progress_bar_whose_total_hypothesis_does_not_know_says_so(conform_on_
     report = tmp_path / "r.json"
     drawn = conform_on_a_terminal("run", "--op", "Clip", "--opset", "13", "--examples", "40", "--shard", "1/2",
                                   "--shrink", "0", "--jobs", "2", "--report-json", str(report))
-    results = len(json.loads(report.read_text())["results"])
+    results = json.loads(report.read_text())["summary"]["total"]
     assert drawn.counts("Clip")[-1] == (results, "?")
 
 

@@ -177,7 +177,7 @@ def test_xfail_and_xpass_give_the_expectations_reason_and_line_and_stale_entries
     xfail = parsed.text("xfail")
     assert f"reason: {XFAIL_REASON} (expect.yaml:2)" in " ".join(xfail.split())
     assert "expected deviation:" not in xfail, "the reason is said once, apart from the message"
-    assert "Slice-10/negative_step_int_max_end/" in xfail
+    assert "Slice-10/" in xfail, "the counted xfail cases are named by op version and dtype"
     xpass = parsed.text("xpass")
     assert "listed though it passes" in xpass and "expect.yaml:10" in xpass
     stale = parsed.text("stale")

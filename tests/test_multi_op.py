@@ -11,11 +11,9 @@ from pathlib import Path
 from xml.etree import ElementTree
 
 import pytest
-from typer.testing import CliRunner
+from conftest import Invoked
 
-from conformance.cli import app
 from conformance.dtypes import all_names
-from conformance.errors import ConformError
 from conformance.lifetime import MEMORY_VARIABLE
 from conformance.reference import covered_ops, for_op
 from conformance.registry import latest_opset, versions
@@ -23,19 +21,6 @@ from conformance.registry import latest_opset, versions
 def cheap(examples: int = 2) -> tuple[str, ...]:
     """Small and in this process: a few hypothesis cases per group only, none shrunk, no worker process."""
     return ("--no-yaml", "--examples", str(examples), "--shrink", "0", "--jobs", "1", "--no-isolation")
-
-
-class Invoked:
-    """A command run in this process, ended as `main` ends it: a ConformError is its exit code and message."""
-
-    def __init__(self, *args: str) -> None:
-        result = CliRunner().invoke(app, list(args))
-        error = result.exception if isinstance(result.exception, ConformError) else None
-        if result.exception is not None and error is None and not isinstance(result.exception, SystemExit):
-            raise result.exception
-        self.code = error.exit_code if error else result.exit_code
-        self.stdout = result.stdout
-        self.stderr = result.stderr + (error.message if error else "")
 
 
 @pytest.fixture(autouse=True)
@@ -47,8 +32,9 @@ def in_a_folder_of_its_own(tmp_path, monkeypatch, own_scratch):
 
 
 def run(*args: str) -> tuple[Invoked, dict | None]:
-    """`conform run ARGS` with the cheap options, and the JSON report it wrote (at --report-json)."""
-    invoked = Invoked("run", *args, *cheap())
+    """`conform run ARGS` with the cheap options, and the JSON report it wrote (at --report-json),
+    every case recorded (--report-passes): these tests read each case's record, in run order."""
+    invoked = Invoked("run", *args, *cheap(), "--report-passes")
     path = Path(args[args.index("--report-json") + 1]) if "--report-json" in args else None
     return invoked, json.loads(path.read_text()) if path and path.exists() else None
 
@@ -88,7 +74,7 @@ def test_a_run_of_several_ops_names_its_default_report_after_them():
     invoked = Invoked("run", "--op", first, "--op", second, "--opset", str(opset), *cheap())
     assert invoked.code in (0, 1), invoked.stderr
     report = json.loads(Path("reports", f"{first}+{second}-{opset}.json").read_text())
-    assert {r["op"] for r in report["results"]} == {first, second}
+    assert {r["op"] for r in report["results"] + report["tallies"]} == {first, second}
 
 
 def test_an_op_named_twice_runs_once():
@@ -101,7 +87,7 @@ def test_an_op_named_twice_runs_once():
 
 def test_all_runs_every_covered_op_in_order():
     opset = latest_opset()
-    invoked = Invoked("run", "--all", "--opset", str(opset), *cheap(examples=1))
+    invoked = Invoked("run", "--all", "--opset", str(opset), *cheap(examples=1), "--report-passes")
     assert invoked.code in (0, 1), invoked.stderr
     report = json.loads(Path("reports", f"all-{opset}.json").read_text())
     in_force = [op for op in covered_ops() if versions(op)[0].since_version <= opset]

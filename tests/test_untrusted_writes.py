@@ -45,6 +45,11 @@ def started(folder: Path, temporary: Path, *args: str) -> subprocess.Popen:
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
+def recorded_or_counted(doc: dict) -> int:
+    """How many cases a JSON report holds: recorded whole, or counted in its tallies."""
+    return len(doc["results"]) + sum(row["count"] for row in doc.get("tallies", []))
+
+
 def invoked(*args: str):
     """`conform ARGS` in this process: its exit code, stdout and stderr."""
     return CliRunner().invoke(app, list(args))
@@ -75,9 +80,9 @@ def test_signals_while_the_report_is_written_lose_none_of_it(tmp_path, temporary
         os.close(reader)
     stdout, stderr = process.communicate(timeout=120)
     doc = json.loads(text)
-    cases = len(doc["results"])
+    cases = doc["summary"]["total"]
     assert process.returncode == 130 and "Traceback" not in stderr, stderr
-    assert doc["complete"] is True and doc["summary"]["total"] == cases > 0  # every case had run
+    assert doc["complete"] is True and recorded_or_counted(doc) == cases > 0  # every case had run
     assert f"{cases} cases:" in stdout  # the console report
     assert f"interrupted once all {cases} cases had finished: the reports were written whole" in stderr
     assert conform_folders(temporary) == []
@@ -103,9 +108,9 @@ def test_sigterm_while_shrinking_then_sigint_while_reporting_keep_every_result(t
 
     real_write = json_report.write
 
-    def write_interrupted(path, doc):
+    def write_interrupted(path, doc, lines=None):
         signal.raise_signal(signal.SIGINT)
-        real_write(path, doc)
+        real_write(path, doc, lines)
 
     monkeypatch.setattr(execute, "minimal_case", interrupted_shrink)
     monkeypatch.setattr(json_report, "write", write_interrupted)
@@ -113,7 +118,7 @@ def test_sigterm_while_shrinking_then_sigint_while_reporting_keep_every_result(t
     result = invoked("run", *SHRUNK, "--report-json", str(tmp_path / "r.json"))
     doc = json.loads((tmp_path / "r.json").read_text())
     assert result.exit_code == 130 and shrinking
-    assert doc["complete"] is False and doc["summary"]["total"] == len(doc["results"]) == 10 and doc["summary"]["fail"]
+    assert doc["complete"] is False and doc["summary"]["total"] == recorded_or_counted(doc) == 10 and doc["summary"]["fail"]
     assert not any("minimal" in r for r in doc["results"])
     assert "interrupted: the report holds the 10 cases finished so far (complete: false)" in result.stderr
     assert (signal.getsignal(signal.SIGINT), signal.getsignal(signal.SIGTERM)) == handlers  # given back
@@ -129,7 +134,7 @@ def test_a_shrunk_case_that_cannot_be_written_loses_no_result(tmp_path):
     assert result.exit_code == 4 and doc["complete"] is True and (tmp_path / "r.html").is_file()
     assert minimal["unsaved"].startswith(unsaved) and "file" not in minimal and "replay" not in minimal
     assert "shrunk_" in minimal["yaml"]  # the case itself is in the report
-    assert f"error: {unsaved}" in result.stderr and f"{len(doc['results'])} cases:" in result.stdout
+    assert f"error: {unsaved}" in result.stderr and f"{doc['summary']['total']} cases:" in result.stdout
     assert f"not saved: {unsaved}" in result.stdout
 
 
@@ -144,7 +149,7 @@ def test_a_report_that_cannot_be_written_leaves_the_others_written(tmp_path, mon
     doc = json.loads(paths["json"].read_text())
     assert result.exit_code == 4 and doc["complete"] is True and paths["html"].is_file() and not paths["xml"].exists()
     assert f"error: cannot write the JUnit report {paths['xml']}: Read-only file system" in result.stderr
-    assert f"{len(doc['results'])} cases:" in result.stdout and "HTML report: " in result.stdout
+    assert f"{doc['summary']['total']} cases:" in result.stdout and "HTML report: " in result.stdout
     assert "JUnit report: " not in result.stdout
 
 

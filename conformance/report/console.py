@@ -19,32 +19,34 @@ from rich.text import Text
 
 from ..compare import (AMBIGUOUS, CRASH, ERROR, FAIL, FALLBACK, IMPRECISE, LENIENT, OUTCOMES, PASS, TIMEOUT, UNSUPPORTED,
                        XPASS)
-from ..precision import GRADES, Budget, ProfileRow, profile, ulp_text
+from ..precision import GRADES, Budget, ProfileRow, ulp_text
 from ..values import describe
-from . import FAILING, outcome_counts, plural, record_name, recorded_gate, stale_text, summary
-from .hints import run_notes, unjudged_line
+from . import FAILING, outcome_counts, plural, record_name, recorded_gate, stale_text, tally_counts
+from .hints import as_ledger, run_notes, unjudged_line
 
 STYLES = {PASS: "green", FAIL: "bold red", ERROR: "bold magenta", UNSUPPORTED: "yellow", AMBIGUOUS: "cyan",
           LENIENT: "blue", CRASH: "bold red", TIMEOUT: "bold red", FALLBACK: "bold red", "skipped": "dim",
           "xfail": "dim yellow", "xpass": "bold yellow", IMPRECISE: "magenta"}
 MAX_DETAILED = 25  # panels, one a family
+COUNTED_OUTCOMES = (PASS, AMBIGUOUS, "xfail", UNSUPPORTED)  # ledger.COUNTED: counted, not recorded
 MAX_NAMED = 12  # other members a panel names
 
 
 def summary_table(results) -> Table:
+    """Per op version and dtype, how many results had each outcome (`results`: a Ledger or a list)."""
     title = "conform: results by op version and dtype"
     table = Table(title=title, min_width=len(title))  # narrower, the title folds
     table.add_column("op")
     table.add_column("version", justify="right")
     table.add_column("dtype")
-    present = {r.outcome for r in results}
+    counts = as_ledger(results).counts
+    present = {outcome for (_, _, _, outcome), count in counts.items() if count}
     shown = [o for o in OUTCOMES if o in present] or [PASS]
     for outcome in shown:
         table.add_column(outcome, justify="right", style=STYLES[outcome])
     groups: dict[tuple, Counter] = defaultdict(Counter)
-    for result in results:
-        example = result.example
-        groups[(example.op, example.version.since_version, example.dtype)][result.outcome] += 1
+    for (op, version, dtype, outcome), count in counts.items():
+        groups[(op, version, dtype)][outcome] += count
     for (op, version, dtype), counts in sorted(groups.items()):
         table.add_row(op, str(version), dtype, *[str(counts.get(o, "")) for o in shown])
     return table
@@ -255,7 +257,8 @@ def _others_text(result, others) -> str:
         kinds = "type bindings and variants" if any(_variant(r) for r in others) else "type bindings"
         head = f"{outcome} too: this case in {len(others)} more of its {kinds}"
     listed = ", ".join(named[:MAX_NAMED]) + (f" and {len(named) - MAX_NAMED} more" if len(named) > MAX_NAMED else "")
-    return f"{head}: {listed} (each in the JSON report)"
+    where = "counted in the JSON report's tallies" if outcome in COUNTED_OUTCOMES else "each in the JSON report"
+    return f"{head}: {listed} ({where})"
 
 
 def _binding(result) -> str:
@@ -279,14 +282,15 @@ FAILING_SHOWN = FAILING + (LENIENT,)  # what fails a run, and what a runtime acc
 
 def render(results, console: Console, report_path: str | None = None, show: tuple[str, ...] = FAILING_SHOWN,
            notes: list[str] | None = None) -> None:
-    """The console report; `notes` are the run's summary notes where the JSON report has them
-    already (`hints.run_notes`, worked out here otherwise)."""
-    if results:  # a table of no rows is only its borders (a verify that could read none of its tests)
-        print_table(console, summary_table(results))
-    rows = profile(results)
+    """The console report of a run's Ledger (or of a list of results); `notes` are the run's
+    summary notes where the JSON report has them already (`hints.run_notes`, worked out here otherwise)."""
+    ledger = as_ledger(results)
+    if ledger.total:  # a table of no rows is only its borders (a verify that could read none of its tests)
+        print_table(console, summary_table(ledger))
+    rows = ledger.profile.rows()
     if rows:
         print_table(console, precision_table(rows))
-    grouped = families([r for r in results if r.outcome in show])
+    grouped = families([r for r in ledger.kept if r.outcome in show])
     for first, *others in grouped[:MAX_DETAILED]:
         draw_family(console, first, others)
     if len(grouped) > MAX_DETAILED:
@@ -294,11 +298,11 @@ def render(results, console: Console, report_path: str | None = None, show: tupl
         hidden = len(grouped) - MAX_DETAILED
         console.print(f"... and {left} more in {hidden} more {plural('family', hidden)}; every one is in the JSON report.",
                       soft_wrap=True, markup=False)
-    for line in differing_variants(results):
+    for line in differing_variants(ledger):
         console.print(line, highlight=False, soft_wrap=True)
-    for line in run_notes(results) if notes is None else notes:  # failures in one mode, refusals asking for static shapes
+    for line in run_notes(ledger) if notes is None else notes:  # failures in one mode, refusals asking for static shapes
         console.print(f"note: {line}", style="bold", highlight=False, soft_wrap=True, markup=False)
-    console.print(summary_line(summary(results)), soft_wrap=True)
+    console.print(summary_line(tally_counts(ledger.summary_counts())), soft_wrap=True)
     if report_path:
         console.print(f"JSON report: {report_path}", soft_wrap=True, highlight=False, markup=False)
 
@@ -376,14 +380,13 @@ def expectation_news(console: Console, doc: dict, strict: bool) -> None:
 
 
 def differing_variants(results) -> list[Text]:
-    """One line per case whose outcome differs between input modes or optimization levels."""
-    by_case: dict[str, dict[str, str]] = defaultdict(dict)
-    for result in results:
-        variant = "/".join(value for _, value in _variant_items(result))
-        if variant:
-            by_case[result.example.id][variant] = result.outcome
-    return [
-        Text.assemble((case, "bold"), " differs between variants: " + ", ".join(f"{v}: {o}" for v, o in sorted(outcomes.items())))
-        for case, outcomes in by_case.items()
-        if len(set(outcomes.values())) > 1
-    ]
+    """One line per case whose outcome differs between input modes or optimization levels. A
+    variant a case has no other outcome in passed (the ledger keeps only a case's other outcomes)."""
+    facts = as_ledger(results).facts
+    lines = []
+    for case, outcomes in facts.variants_by_case.items():
+        every = {variant: outcomes.get(variant, PASS) for variant in facts.variants}
+        if len(set(every.values())) > 1:
+            lines.append(Text.assemble((case, "bold"), " differs between variants: " +
+                                       ", ".join(f"{v}: {o}" for v, o in sorted(every.items()))))
+    return lines

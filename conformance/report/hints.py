@@ -42,35 +42,45 @@ REFUSING = (FAIL, UNSUPPORTED)
 
 def run_notes(results) -> list[str]:
     """Every note under a run's summary, as the console prints them and the JSON report keeps them:
-    `hint_lines`, and a `--backend` run's failures that look like its adapter's loss."""
-    adapter_hint = adapter_loss_hint(results)
-    return hint_lines(results) + ([adapter_hint] if adapter_hint else [])
+    `hint_lines`, and a `--backend` run's failures that look like its adapter's loss. `results`:
+    a run's Ledger, or a list of results."""
+    ledger = as_ledger(results)
+    adapter_hint = adapter_loss_hint(ledger.kept)
+    return hint_lines(ledger) + ([adapter_hint] if adapter_hint else [])
 
 
 def hint_lines(results) -> list[str]:
     """Lines saying where a run's failures (and its unsupported cases) are confined to one input
     mode of several, and when most of its refusals ask for static shapes or constant inputs."""
+    ledger = as_ledger(results)
     lines = []
     for kind, outcomes in (("failures", FAILING), ("unsupported cases", (UNSUPPORTED,))):
-        line = _confined_to_mode([r for r in results if r.outcome in outcomes], results, kind)
+        line = _confined_to_mode([r for r in ledger.kept if r.outcome in outcomes], ledger.facts.modes, kind)
         if line:
             lines.append(line)
-    line = _asks_for_static(results)
+    line = _asks_for_static(ledger)
     if line:
         lines.append(line)
     return lines
+
+
+def as_ledger(results):
+    """A run's Ledger as given, or one made of a list of results."""
+    from ..ledger import Ledger
+
+    return results if isinstance(results, Ledger) else Ledger.of(results)
 
 
 def _mode(result) -> str:
     return result.extra.get("mode", "input")
 
 
-def _confined_to_mode(chosen: list, results, kind: str) -> str | None:
+def _confined_to_mode(chosen: list, modes: set, kind: str) -> str | None:
     """Where the run had several modes: 'all 37 failures are in mode input: ...' when every one of
     `chosen` (two at least: one case is in one mode whatever the cause) ran in the same mode; else
     'K of N failures are in mode input alone ...' when most are cases that are among `chosen` in
     that mode only (a runtime's own deviations fail in every mode, beside them)."""
-    if len({_mode(r) for r in results}) < 2 or len(chosen) < 2:
+    if len(modes) < 2 or len(chosen) < 2:
         return None
     found = Counter(_mode(r) for r in chosen)
     if len(found) == 1:
@@ -94,16 +104,16 @@ def _case_key(result) -> tuple:
     return result.example.id, result.extra.get("optimizations")
 
 
-def _asks_for_static(results) -> str | None:
+def _asks_for_static(ledger) -> str | None:
     """A pointer to `--shapes static` and `--mode initializer` (those the run did not use) when
     more than half of its refusals mention dynamic or symbolic shapes, or inputs that are not constant."""
-    refusals = [r for r in results if r.outcome in REFUSING and not r.actual]
+    refusals = [r for r in ledger.kept if r.outcome in REFUSING and not r.actual]
     if not refusals:
         return None
     asking = Counter(bool(STATIC_WORDS.search(_words(r))) for r in refusals)[True]
     if asking * 2 <= len(refusals):
         return None
-    tries = [option for _, option in _untried(results, (SHAPES_ASKED, CONSTANT_ASKED))]
+    tries = [option for _, option in _untried(ledger.facts, (SHAPES_ASKED, CONSTANT_ASKED))]
     if not tries:
         return None
     return (f"{asking} of {len(refusals)} {plural('refusal', len(refusals))} mention dynamic or symbolic shapes or "
@@ -114,13 +124,14 @@ def _asks_for_static(results) -> str | None:
 SHAPES_ASKED, CONSTANT_ASKED = "symbolic dims", "non-constant inputs"
 
 
-def _untried(results, asked) -> list[tuple[str, str]]:
+def _untried(facts, asked) -> list[tuple[str, str]]:
     """Of what is `asked`, each with the option that answers it (SHAPES_ASKED: --shapes static;
-    CONSTANT_ASKED: --mode initializer) where the run did not use that option, in that order."""
+    CONSTANT_ASKED: --mode initializer) where the run did not use that option, in that order.
+    `facts`: the ledger's, the shapes and modes the run's results had."""
     tries = []
-    if SHAPES_ASKED in asked and all(r.extra.get("shapes", DEFAULT_SHAPES) == DEFAULT_SHAPES for r in results):
+    if SHAPES_ASKED in asked and all((shapes or DEFAULT_SHAPES) == DEFAULT_SHAPES for shapes in facts.shapes):
         tries.append((SHAPES_ASKED, "--shapes static"))
-    if CONSTANT_ASKED in asked and "initializer" not in {_mode(r) for r in results}:
+    if CONSTANT_ASKED in asked and "initializer" not in facts.modes:
         tries.append((CONSTANT_ASKED, "--mode initializer"))
     return tries
 
@@ -131,15 +142,16 @@ def unjudged_line(results, runtime: str = "the runtime") -> str | None:
     why: what the refusals ask for with the option that helps (where most of them ask for static
     shapes or constant inputs, as `_asks_for_static` counts them, and the run did not use that
     option), else the most common refusal. None for a run that judged most of its cases."""
-    unsupported = [r for r in results if r.outcome == UNSUPPORTED]
-    if not unsupported or len(unsupported) * 2 <= len(results):
+    ledger = as_ledger(results)
+    unsupported = [r for r in ledger.kept if r.outcome == UNSUPPORTED]
+    if not unsupported or len(unsupported) * 2 <= ledger.total:
         return None
-    head = f"{len(unsupported):,} of {len(results):,} cases unsupported: most of the run was not judged"
+    head = f"{len(unsupported):,} of {ledger.total:,} cases unsupported: most of the run was not judged"
     words = [_words(r) for r in unsupported]
     if sum(bool(STATIC_WORDS.search(text)) for text in words) * 2 > len(words):
         asked = [kind for kind, pattern in ((SHAPES_ASKED, SHAPE_WORDS), (CONSTANT_ASKED, CONSTANT_WORDS))
                  if any(pattern.search(text) for text in words)]
-        tries = _untried(results, asked)
+        tries = _untried(ledger.facts, asked)
         if tries:
             refused, options = (" and ".join(part) for part in zip(*tries))
             return f"{head} ({runtime} refuses {refused}; try {options})"

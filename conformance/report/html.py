@@ -42,20 +42,24 @@ _EXPECTED = re.compile(r"^(?P<head>expected deviation|passes, but is listed as a
 
 def render(doc: dict) -> str:
     records = doc["results"]
+    tallies = doc.get("tallies") or []
     failing, strict = recorded_gate(doc)
-    parts = [_header(doc), _results(records), _failures(records, failing),
+    parts = [_header(doc), _results(records, tallies), _failures(records, failing),
              _family_section("lenient", "Lenient: invalid input accepted", _of(records, LENIENT),
                              "fails this run (--strict-validation)" if LENIENT in failing
                              else "does not fail this run (--strict-validation would)"),
-             _family_section("xfail", "Expected deviations (xfail)", _of(records, XFAIL),
-                             "known deviations, each matched by an entry of the expectations file"),
+             _xfail_section(_of(records, XFAIL), _tallied(tallies, XFAIL)),
              _family_section("xpass", "Unexpected passes (xpass)", _of(records, XPASS),
                              "fails this run (--strict)" if strict else "does not fail this run (--strict would)"),
              _stale(doc.get("stale_expectations") or [], strict)]
     if UNSUPPORTED not in failing:
         parts.append(_compact_section("unsupported", "Unsupported, by type binding", _of(records, UNSUPPORTED)))
-    parts += [_compact_section("ambiguous", "Ambiguous", _of(records, AMBIGUOUS)), _precision(doc, failing),
-              _environment(doc), _coverage({r["op"] for r in records})]
+        parts.append(_counted_section("unsupported-counted", "Unsupported, counted by refusal", _tallied(tallies, UNSUPPORTED),
+                                      "message"))
+    parts += [_compact_section("ambiguous", "Ambiguous", _of(records, AMBIGUOUS)),
+              _counted_section("ambiguous-counted", "Ambiguous, counted by the reading followed", _tallied(tallies, AMBIGUOUS),
+                               "reading"),
+              _precision(doc, failing), _environment(doc), _coverage({r["op"] for r in records} | {r["op"] for r in tallies})]
     return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>conform report</title>
 <style>{_STYLE}</style></head><body>
@@ -98,11 +102,13 @@ def _runtime_line(runner: dict) -> str:
 
 # Results: per op a version x dtype grid.
 
-def _results(records: list[dict]) -> str:
+def _results(records: list[dict], tallies: list[dict]) -> str:
     grids: dict[str, dict[tuple[int, str], Counter]] = defaultdict(lambda: defaultdict(Counter))
-    for record in records:
-        grids[record["op"]][(record["opset"], record["dtype"])][record["outcome"]] += 1
-    present = Counter(r["outcome"] for r in records)
+    present: Counter = Counter()
+    for row in [*records, *tallies]:
+        count = row.get("count", 1)  # a tally row counts many results, a record one
+        grids[row["op"]][(row["opset"], row["dtype"])][row["outcome"]] += count
+        present[row["outcome"]] += count
     ops = "".join(_op_grid(op, grids[op]) for op in sorted(grids))
     return (f'<section id="results"><h2>Results by op, version and dtype ({len(grids)} {plural("op", len(grids))})</h2>\n'
             f"{_legend(present)}{_controls(present)}{ops or '<p>no results</p>'}</section>\n")
@@ -292,6 +298,53 @@ def _compact_section(outcome: str, title: str, records: list[dict]) -> str:
     return (f'<section id="{outcome}"><h2>{_e(title)} ({len(records)} {plural("case", len(records))} in '
             f'{len(grouped)} {plural("family", len(grouped))})</h2>\n<details><summary>one row a family</summary>'
             f"<table><tr><th>first case</th><th>cases</th><th>message</th></tr>{rows}</table></details></section>\n")
+
+
+def _xfail_section(records: list[dict], counted: list[dict]) -> str:
+    """The expected deviations: in families where each is recorded (--report-passes), else counted
+    per entry (its reason and FILE:LINE), op version and dtype."""
+    note = "known deviations, each matched by an entry of the expectations file"
+    if records or not counted:
+        return _family_section("xfail", "Expected deviations (xfail)", records, note)
+    by_entry: dict[str, list[dict]] = defaultdict(list)
+    for row in counted:
+        by_entry[row.get("expectation", "")].append(row)
+    total = sum(row["count"] for row in counted)
+    body = "".join(
+        f'<details class="family f" data-outcomes="xfail" data-keys="{_e(" ".join(_row_key(r) for r in rows))}">'
+        f'<summary><h3>reason: {_e(entry)}</h3><span class="more">{sum(r["count"] for r in rows)} '
+        f'{plural("case", sum(r["count"] for r in rows))}</span></summary><ul class="ids">'
+        + "".join(f"<li><code>{_e(_row_key(r))}</code>: {r['count']}</li>" for r in rows) + "</ul></details>\n"
+        for entry, rows in by_entry.items())
+    return (f'<section id="xfail"><h2>Expected deviations (xfail) ({total} {plural("case", total)} of '
+            f'{len(by_entry)} {plural("entry", len(by_entry))})</h2>\n<p class="note">{_e(note)}, counted by entry.</p>\n'
+            f"{body}</section>\n")
+
+
+def _row_key(row: dict) -> str:
+    variant = "".join(f"[{row[key]}]" for key in ("mode", "optimizations") if key in row)
+    return f"{row['op']}-{row['opset']}/{row['dtype']}{variant}"
+
+
+def _tallied(tallies: list[dict], outcome: str) -> list[dict]:
+    return [row for row in tallies if row["outcome"] == outcome]
+
+
+def _counted_section(anchor: str, title: str, rows: list[dict], told_by: str) -> str:
+    """Counted results (the report's `tallies`) of one outcome: a row per op version, dtype and
+    what tells them apart (`told_by`: the reading, the refusal, the expectation), collapsed."""
+    if not rows:
+        return ""
+    outcome = rows[0]["outcome"]
+    cells = "".join(
+        f'<tr class="f" data-outcomes="{outcome}" data-keys="{_e(row["op"])}-{row["opset"]}/{_e(row["dtype"])}">'
+        f'<td><code>{_e(row["op"])}-{row["opset"]}</code></td><td>{_e(row["dtype"])}</td><td>{row["count"]}</td>'
+        f'<td>{_e(row.get(told_by, ""))}</td></tr>'
+        for row in rows)
+    total = sum(row["count"] for row in rows)
+    return (f'<section id="{anchor}"><h2>{_e(title)} ({total} {plural("case", total)})</h2>\n<details><summary>one row '
+            f"an op version, dtype and {told_by}</summary><table><tr><th>version</th><th>dtype</th><th>cases</th>"
+            f"<th>{told_by}</th></tr>{cells}</table></details></section>\n")
 
 
 def _stale(stale: list[dict], strict: bool) -> str:

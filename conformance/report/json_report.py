@@ -13,16 +13,16 @@ from __future__ import annotations
 import json
 import math
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterable, Iterator
 
 import numpy as np
 
 from .. import tool_versions
 from ..dtypes import from_numpy
-from ..output import write_atomic
+from ..output import write_atomic_parts
 from ..precision import Budget, json_ulp, largest_budget, largest_line, profile
 from ..values import format_scalar
-from . import cycle_collection_paused, summary
+from . import cycle_collection_paused, summary, tally_counts
 from .hints import run_notes
 
 MAX_ELEMENTS = 4096
@@ -151,13 +151,10 @@ def _budget(budget) -> dict | None:
 
 
 def document(results, runner_info: dict, seed: int | None, options: dict) -> dict:
+    """The report of results given as a list (verify, diff: their data sets are bounded), every
+    one recorded whole; a run's report is `ledger_document`'s."""
     with cycle_collection_paused():
-        return {
-            "tool": tool_versions(),
-            "runner": runner_info,
-            "seed": seed,
-            "options": options,
-            "complete": True,
+        return _head(runner_info, seed, options) | {
             "summary": summary(results),
             "notes": run_notes(results),
             "precision": [row.record() for row in profile(results)],
@@ -165,8 +162,37 @@ def document(results, runner_info: dict, seed: int | None, options: dict) -> dic
         }
 
 
-def write(path: Path, doc: dict) -> None:
-    write_atomic(path, dumps(doc), "the JSON report")
+def ledger_document(ledger, runner_info: dict, seed: int | None, options: dict) -> dict:
+    """A run's report from what its ledger kept: the summary, the precision profile, whole records
+    of the results a person reads one by one, and the rest counted in `tallies` (see ledger.py).
+    With every case recorded (`--report-passes`), the file holds the spooled records too: `write`
+    streams them in (`lines`), the document in memory holds the kept ones only."""
+    with cycle_collection_paused():
+        return _head(runner_info, seed, options) | {
+            "summary": tally_counts(ledger.summary_counts()),
+            "notes": run_notes(ledger),
+            "precision": [row.record() for row in ledger.profile.rows()],
+            "tallies": ledger.tally_rows(),
+            "results": [result_record(r) for r in ledger.recorded],
+        }
+
+
+def _head(runner_info: dict, seed: int | None, options: dict) -> dict:
+    return {"tool": tool_versions(), "runner": runner_info, "seed": seed, "options": options, "complete": True}
+
+
+def record_line(result) -> str:
+    """A result's whole record as one line of JSON, as the report writes it."""
+    return _ENCODE(result_record(result))
+
+
+_ENCODE = json.JSONEncoder(allow_nan=False).encode
+
+
+def write(path: Path, doc: dict, lines: Iterable[str] | None = None) -> None:
+    """Write the report atomically; `lines`, where given, are its records' lines (streamed from
+    disk: a run that records every case), in place of the document's own."""
+    write_atomic_parts(path, parts(doc, lines), "the JSON report")
 
 
 def dumps(doc: dict) -> str:
@@ -175,9 +201,17 @@ def dumps(doc: dict) -> str:
     A line per case reads well in a diff and with grep, and lets json use its C encoder for the
     bulk of the file (it has none for indented output): a 5,000-case report takes a tenth of the time.
     """
-    head = {key: value for key, value in doc.items() if key != "results"}
-    encode = json.JSONEncoder(allow_nan=False).encode  # one encoder for every line: json.dumps makes one a call
-    lines = ",\n".join(map(encode, doc.get("results", [])))
-    text = json.dumps(head, indent=1, allow_nan=False)
-    return f'{text[:-2]},\n "results": [\n{lines}\n ]\n}}\n' if head else f'{{\n "results": [\n{lines}\n ]\n}}\n'
+    return "".join(parts(doc))
 
+
+def parts(doc: dict, lines: Iterable[str] | None = None) -> Iterator[str]:
+    """The report's text in pieces, as `dumps` joins them: the header, then each record's line."""
+    head = {key: value for key, value in doc.items() if key != "results"}
+    text = json.dumps(head, indent=1, allow_nan=False)
+    yield f'{text[:-2]},\n "results": [\n' if head else '{\n "results": [\n'
+    records = map(_ENCODE, doc.get("results", [])) if lines is None else lines
+    first = True
+    for line in records:
+        yield line if first else ",\n" + line
+        first = False
+    yield "\n ]\n}\n"

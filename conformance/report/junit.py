@@ -41,10 +41,10 @@ def _details(record: dict) -> str:
 def document(doc: dict, strict: bool = False) -> ElementTree.ElementTree:
     """A <testsuites> tree from a JSON report document (so merged reports convert the same way),
     failing what the run's recorded options fail, and xpass under `strict` too."""
-    records = doc["results"]
+    records = doc["results"] + [_tally_record(row) for row in doc.get("tallies") or ()]
     failing, strict = recorded_gate(doc, strict)
     stale = (doc.get("stale_expectations") or []) if strict else []
-    totals = counts(Counter(r["outcome"] for r in records), failing)
+    totals = counts(_outcomes(records), failing)
     totals["tests"] += len(stale)
     totals["failures"] += len(stale)
     suites = ElementTree.Element("testsuites", {k: str(v) for k, v in totals.items()})
@@ -53,11 +53,31 @@ def document(doc: dict, strict: bool = False) -> ElementTree.ElementTree:
         _add_suite(suites, "conform", records, failing, stale, totals)
         return ElementTree.ElementTree(suites)
     for op, of_op in by_op.items():
-        _add_suite(suites, f"conform.{op}", of_op, failing, [], counts(Counter(r["outcome"] for r in of_op), failing))
+        _add_suite(suites, f"conform.{op}", of_op, failing, [], counts(_outcomes(of_op), failing))
     if stale:
         _add_suite(suites, "conform.expectations", [], failing, stale, {"tests": len(stale), "failures": len(stale),
                                                                          "errors": 0, "skipped": 0})
     return ElementTree.ElementTree(suites)
+
+
+def _tally_record(row: dict) -> dict:
+    """A row of counted results (the report's `tallies`) as one testcase's record: its op version,
+    dtype and variant, how many results it counts, and what tells them apart."""
+    told = next((row[key] for key in ("reading", "expectation", "message") if row.get(key)), "")
+    variant = "".join(f"[{row[key]}]" for key in ("mode", "optimizations") if key in row)
+    return {"id": f"{row['op']}-{row['opset']}/{row['dtype']}{variant}: {row['count']} {row['outcome']}"
+                  + (f" ({told})" if told else ""),
+            "op": row["op"], "opset": row["opset"], "dtype": row["dtype"], "outcome": row["outcome"],
+            "message": f"{row['count']} {row['outcome']}" + (f": {told}" if told else ""), "count": row["count"],
+            "source": "counted", "replay": "", "seconds": 0}
+
+
+def _outcomes(records: list[dict]) -> Counter:
+    """How many results had each outcome (a counted record stands for its `count`)."""
+    found: Counter = Counter()
+    for record in records:
+        found[record["outcome"]] += record.get("count", 1)
+    return found
 
 
 def _by_op(records: list[dict]) -> dict[str, list[dict]]:

@@ -7,9 +7,9 @@ from pathlib import Path
 
 from ..errors import UsageError
 from ..execute import parse_shard
-from ..precision import profile_of_records
+from ..precision import ProfileFold, profile_of_report
 from ..reading import FileRefused, read_bounded
-from . import cycle_collection_paused, plural, tally
+from . import cycle_collection_paused, outcomes_of, plural, tally_counts
 
 
 # A shard's report conform wrote: every Slice version's 6,637 results take 8 MB. What is larger, or
@@ -84,6 +84,7 @@ def merge(paths: list[Path]) -> dict:
         for record in doc["results"]:
             seen.setdefault((record["id"], record.get("mode"), record.get("optimizations")), record)
     results = list(seen.values())
+    tallies = merged_tallies(docs)
     # A shard records the entries that matched none of its cases, stale or not in it alone: those
     # that no shard matched are stale.
     stale_sets = [{(e["source"], e["reason"]) for e in doc.get("unmatched_expectations", doc.get("stale_expectations", []))}
@@ -98,15 +99,44 @@ def merge(paths: list[Path]) -> dict:
         "shards": [doc.get("shard") for doc in docs],
         "missing_shards": missing,
         "interrupted": [str(path) for path, doc in zip(paths, docs) if not doc.get("complete", True)],
-        "summary": tally(r["outcome"] for r in results),
+        "summary": tally_counts(outcomes_of({"results": results, "tallies": tallies})),
         "notes": list(dict.fromkeys(note for doc in docs for note in doc.get("notes", []))),  # each shard's, once
         "stale_expectations": [{"source": s, "reason": r} for s, r in sorted(stale)],
+        "tallies": tallies,
         "results": results,
-        "precision": [row.record() for row in profile_of_records(results)],
+        "precision": [row.record() for row in merged_profile(docs)],
     }
     if docs[0].get("ops_left_out"):  # the ops of several a run leaves out follow from the options every shard shares
         merged["ops_left_out"] = docs[0]["ops_left_out"]
     return merged
+
+
+def _first_of_each_shard(docs: list[dict]) -> list[dict]:
+    """The reports, one for each shard (a shard's report given twice counts once)."""
+    return list({str(doc.get("shard") or "1/1"): doc for doc in reversed(docs)}.values())[::-1]
+
+
+def merged_tallies(docs: list[dict]) -> list[dict]:
+    """The shards' counted results (`tallies`) as one run's: rows of the same key summed, their ids joined."""
+    rows: dict[tuple, dict] = {}
+    for doc in _first_of_each_shard(docs):
+        for row in doc.get("tallies") or ():
+            key = tuple((name, value) for name, value in row.items() if name not in ("count", "ids"))
+            into = rows.setdefault(key, {**dict(key), "count": 0})
+            into["count"] += row["count"]
+            if row.get("ids"):
+                into.setdefault("ids", []).extend(row["ids"])
+    return [rows[key] for key in sorted(rows, key=lambda key: tuple((name, str(value)) for name, value in key))]
+
+
+def merged_profile(docs: list[dict]) -> list:
+    """The shards' precision profiles as one run's: each shard's rows folded (a report that holds
+    no profile, of a version that wrote none, has it made from its records)."""
+    fold = ProfileFold()
+    for doc in _first_of_each_shard(docs):
+        for row in profile_of_report(doc):
+            fold.add_row(row)
+    return fold.rows()
 
 
 def why_incomplete(merged: dict) -> str:

@@ -1,0 +1,301 @@
+"""What a run keeps of its results as they are judged: counts, the results a person must read, and
+the records of the rest on disk.
+
+A run of every op judges hundreds of thousands of cases, and most of them pass. The ledger hears
+each result as it comes (`add`), applies the expectations file to it, and keeps in memory:
+- per op x version x dtype, how many results had each outcome (the summary and the console's table);
+- `tallies`: the outcomes a person need not read one by one (COUNTED: pass, ambiguous, xfail,
+  unsupported), counted per op x version x dtype, outcome, variant and what tells them
+  apart (the reading followed, the refusal, the expectation matched);
+- whole, the results that are read one by one: every failing outcome, xpass, lenient, imprecise
+  and skipped (the JSON report's records); and the unsupported ones, the first few of each type
+  binding whole and the rest without their expected values (the hints read their refusals);
+- the precision profile, folded as results come;
+- the op versions and variants that ran, the entries matched, and the ids that ran among those a
+  `case:` entry names (what judges an entry stale).
+
+The expectations file is applied through the `judge` it is given (expectations.judge_result), so
+that this module stays below the expectations' and the reports'.
+
+With `report_every_case` (`--report-passes`) every counted result's whole record is also written, as
+it comes, to a spool file beside the report, and the report holds every case. With `keep_all`
+(`--write-expect`, which weighs passing cases against the traits that explain failures) every result
+is kept, without its expected values and outputs. A run's failing results (FAILING) are judged
+only once hypothesis has shrunk them (`settle`, `finish`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import re
+import tempfile
+from collections import Counter
+from pathlib import Path
+from typing import Callable, Iterable, Iterator
+
+from .compare import AMBIGUOUS, PASS, UNSUPPORTED, XFAIL
+from .precision import ProfileFold
+from .reference.expected import Expected
+from .report import FAILING
+
+COUNTED = (PASS, AMBIGUOUS, XFAIL, UNSUPPORTED)
+# Of each op version's unsupported cases in one type binding and variant, how many stay whole in
+# memory: the console's panel shows the first and names MAX_NAMED more (report/console.py).
+WHOLE_PER_BINDING = 13
+MESSAGE_CHARACTERS = 200  # of a refusal, what a tally row keeps
+
+
+@dataclasses.dataclass
+class _Facts:
+    """What the hints and the last line read of a run beyond its kept results."""
+
+    total: int = 0
+    modes: set = dataclasses.field(default_factory=set)
+    shapes: set = dataclasses.field(default_factory=set)
+    variants_by_case: dict = dataclasses.field(default_factory=dict)  # id -> {variant: outcome}, non-pass only
+    variants: set = dataclasses.field(default_factory=set)  # every variant label that ran
+
+
+class Ledger:
+    """A run's results as it keeps them (see the module's docstring)."""
+
+    def __init__(self, judge: Callable = lambda result: (result, None), variant: Callable | None = None,
+                 named_ids: set[str] = frozenset(), *, report_every_case: bool = False, keep_all: bool = False,
+                 spool_dir: Path | None = None, record: Callable | None = None) -> None:
+        """`judge(result)`: the result as the expectations file leaves it, and the index of the entry
+        it counts as a match of (expectations.judge_result); `variant(result)`: its op, version,
+        mode and level (expectations.variant_of); `named_ids`: the ids `case:` entries name."""
+        self._judge_one = judge
+        self._variant_of = variant or _own_variant
+        self._keep_all = keep_all
+        self._record = record
+        self._sequence = 0
+        self._waiting: list[tuple[int, object]] = []  # failing results, judged at `finish`
+        self._kept: list[tuple[int, object]] = []
+        self._everything: list[tuple[int, object]] = []  # keep_all: every result, slim
+        self._whole_unsupported: Counter = Counter()
+        self.counts: Counter = Counter()  # (op, since_version, dtype, outcome) -> results
+        self.tallies: dict[tuple, list] = {}  # tally key -> [count, ids]
+        self.profile = ProfileFold()
+        self.used: set[int] = set()
+        self.ran: set = set()  # variant_of each result
+        self._named = set(named_ids)
+        self.ran_named_ids: set[str] = set()
+        self.facts = _Facts()
+        self._spool = _Spool(spool_dir) if report_every_case else None
+
+    @classmethod
+    def of(cls, results: Iterable, **options) -> "Ledger":
+        """A ledger of results judged already (no expectations), every one added and finished."""
+        ledger = cls(**options)
+        for result in results:
+            ledger.add(result)
+        ledger.finish()
+        return ledger
+
+    # Hearing results
+
+    def add(self, result) -> None:
+        """Hear one result as the run judged it; a failing one waits for `finish` (shrinking)."""
+        self._sequence += 1
+        if result.outcome in FAILING:
+            self._waiting.append((self._sequence, result))
+        else:
+            self._judge(self._sequence, result)
+
+    def waiting(self) -> list:
+        """The failing results heard so far, in run order: what hypothesis shrinks."""
+        return [result for _, result in self._waiting]
+
+    def settle(self, shrunk: list | None = None) -> None:
+        """Judge the failing results heard so far, as shrinking left them (`shrunk`: `waiting()` in
+        the same order, minimal cases attached; None: as they were heard)."""
+        finished = shrunk if shrunk is not None else self.waiting()
+        for (sequence, _), result in zip(self._waiting, finished):
+            self._judge(sequence, result)
+        self._waiting = []
+
+    def finish(self, shrunk: list | None = None) -> None:
+        """`settle`, then order what is kept as the run ran."""
+        self.settle(shrunk)
+        self._kept.sort(key=lambda pair: pair[0])
+        self._everything.sort(key=lambda pair: pair[0])
+
+    def _judge(self, sequence: int, result) -> None:
+        judged, index = self._judge_one(result)
+        if index is not None:
+            self.used.add(index)
+        example, outcome = judged.example, judged.outcome
+        self.ran.add(self._variant_of(judged))
+        if example.id in self._named:
+            self.ran_named_ids.add(example.id)
+        self.counts[(example.op, example.version.since_version, example.dtype, outcome)] += 1
+        self.profile.add(judged)
+        self._note_facts(judged)
+        if self._keep_all:
+            self._everything.append((sequence, slim(judged)))
+        if outcome in COUNTED:
+            self._count(sequence, judged)
+        else:
+            self._kept.append((sequence, judged))
+
+    def _count(self, sequence: int, result) -> None:
+        row = self.tallies.setdefault(tally_key(result), [0, []])
+        row[0] += 1
+        if self._spool is not None:
+            row[1].append(result.example.id)
+            self._spool.write(sequence, self._record(result))
+        if result.outcome == UNSUPPORTED:
+            self._keep_unsupported(sequence, result)
+
+    def _keep_unsupported(self, sequence: int, result) -> None:
+        family = (result.example.op, result.example.version.since_version, result.example.binding, _variant(result))
+        self._whole_unsupported[family] += 1
+        self._kept.append((sequence, result if self._whole_unsupported[family] <= WHOLE_PER_BINDING else slim(result)))
+
+    def _note_facts(self, result) -> None:
+        facts = self.facts
+        facts.total += 1
+        facts.modes.add(result.extra.get("mode", "input"))
+        facts.shapes.add(result.extra.get("shapes"))
+        variant = _variant(result)
+        if variant:
+            facts.variants.add(variant)
+            if result.outcome != PASS:
+                facts.variants_by_case.setdefault(result.example.id, {})[variant] = result.outcome
+
+    # What the run's reports read
+
+    @property
+    def kept(self) -> list:
+        """The results kept in memory, in run order: every one that is not counted, and the unsupported."""
+        return [result for _, result in self._kept]
+
+    @property
+    def recorded(self) -> list:
+        """The results the JSON report records whole: those not counted (COUNTED)."""
+        return [result for result in self.kept if result.outcome not in COUNTED]
+
+    @property
+    def everything(self) -> list:
+        """Every result, slim (with `keep_all`; else only those kept)."""
+        return [result for _, result in self._everything] if self._keep_all else self.kept
+
+    @property
+    def total(self) -> int:
+        return self.facts.total
+
+    def summary_counts(self) -> Counter:
+        found: Counter = Counter()
+        for (_, _, _, outcome), count in self.counts.items():
+            found[outcome] += count
+        return found
+
+    def tally_rows(self) -> list[dict]:
+        """The counted results as the JSON report's `tallies`, sorted; ids where every case is recorded."""
+        rows = []
+        for key, (count, ids) in sorted(self.tallies.items(), key=lambda item: _sortable(item[0])):
+            row = dict(key)
+            row["count"] = count
+            if ids:
+                row["ids"] = ids
+            rows.append(row)
+        return rows
+
+    def spooled_records(self) -> Iterator[tuple[int, str]]:
+        """The counted results' records written as they came (with `report_every_case`), in run order."""
+        return self._spool.read() if self._spool is not None else iter(())
+
+    def recorded_in_order(self, encode: Callable[[object], str]) -> Iterator[str]:
+        """Every record line of the report, in run order: the recorded results' (encoded here) and
+        the spooled ones."""
+        recorded = ((sequence, encode(result)) for sequence, result in self._kept if result.outcome not in COUNTED)
+        return (line for _, line in _merged_by_sequence(recorded, self.spooled_records()))
+
+    def close(self) -> None:
+        if self._spool is not None:
+            self._spool.close()
+
+
+def _own_variant(result) -> tuple:
+    """A result's op, since-version, input mode and optimization level, as tagged on it."""
+    example = result.example
+    return example.op, example.version.since_version, result.extra.get("mode", "input"), result.extra.get("optimizations")
+
+
+def tally_key(result) -> tuple:
+    """What a counted result is counted under: its op version and dtype, its outcome, its variant,
+    and what tells it apart: the reading it followed, the entry it matched, or the refusal's words."""
+    example, verdict = result.example, result.verdict
+    key = [("op", example.op), ("opset", example.version.since_version), ("dtype", example.dtype),
+           ("outcome", result.outcome)]
+    key += [(name, str(result.extra[name])) for name in ("mode", "optimizations") if name in result.extra]
+    if result.outcome in (PASS, AMBIGUOUS) and verdict.reading:
+        key.append(("reading", verdict.reading))
+    elif result.outcome == XFAIL:
+        key.append(("expectation", _expectation_source(verdict.message)))
+    elif result.outcome == UNSUPPORTED:
+        key.append(("message", verdict.message.splitlines()[0][:MESSAGE_CHARACTERS] if verdict.message else ""))
+    return tuple(key)
+
+
+# What expectations.judge_result writes into an xfail's message: the entry's reason, then
+# (FILE:LINE[, issue]), then the message the case failed with.
+_EXPECTED = re.compile(r"^expected deviation: (?P<entry>.*?\(\S+:\d+(?:, [^()]*)?\))(?:; |$)", re.DOTALL)
+
+
+def _expectation_source(message: str) -> str:
+    """The entry an xfail's message names, its reason and (FILE:LINE), else the message's head."""
+    found = _EXPECTED.match(message)
+    return found["entry"] if found else message.split("; ", 1)[0][:MESSAGE_CHARACTERS]
+
+
+def _sortable(key: tuple) -> tuple:
+    return tuple((name, str(value) if not isinstance(value, int) else f"{value:012d}") for name, value in key)
+
+
+def _variant(result) -> str:
+    return "/".join(str(result.extra[name]) for name in ("mode", "optimizations") if name in result.extra)
+
+
+def slim(result):
+    """A result without what only its whole record and panel show: the expected values (kept: why
+    the input is invalid, and what the text leaves open) and the runtime's outputs."""
+    expected = result.expected
+    lighter = Expected(invalid=expected.invalid, may_reject=expected.may_reject, ambiguity=expected.ambiguity)
+    return dataclasses.replace(result, expected=lighter, actual=())
+
+
+def _merged_by_sequence(*streams: Iterable[tuple[int, str]]) -> Iterator[tuple[int, str]]:
+    import heapq
+
+    return heapq.merge(*streams, key=lambda pair: pair[0])
+
+
+class _Spool:
+    """Records written to a temporary file as they come, read back in the order written."""
+
+    def __init__(self, folder: Path | None) -> None:
+        if folder is not None:
+            folder.mkdir(parents=True, exist_ok=True)
+        handle, name = tempfile.mkstemp(dir=folder, prefix=".conform-records.", suffix=".jsonl")
+        self._path = Path(name)
+        self._file = os.fdopen(handle, "w+", encoding="utf-8")
+
+    def write(self, sequence: int, line: str) -> None:
+        self._file.write(f"{sequence}\t{line}\n")
+
+    def read(self) -> Iterator[tuple[int, str]]:
+        self._file.flush()
+        self._file.seek(0)
+        for line in self._file:
+            sequence, record = line.rstrip("\n").split("\t", 1)
+            yield int(sequence), record
+
+    def close(self) -> None:
+        self._file.close()
+        self._path.unlink(missing_ok=True)
+
+
+__all__ = ["Ledger", "COUNTED", "tally_key", "slim"]
