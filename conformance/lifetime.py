@@ -20,6 +20,13 @@ its workers. Each worker leads a process group of its own, which the processes i
 join: a worker is ended with its group (`kill_worker`, `end_group`), so that what a backend started
 (a server, a `sleep 300`) dies with it, whether it was killed, crashed or stopped when asked.
 
+A command run in a process that runs others (see scratch.Command) ends what it started on its way
+out, however it ends: every worker it started that still lives (its owner's own stop comes first,
+where it has one), with its process group, and the fork server, when the command started it. A
+worker so would otherwise outlive the command until its owner was collected (a runner held by the
+traceback a test keeps, say), and the fork server until the process ended. The environment
+variable and the signal handler a command sets here are given back then too.
+
 Memory: the commands that run a runtime name a limit for each worker (`limit_worker_memory`, the
 `--memory-limit` option), which a worker sets on itself before it loads anything (RLIMIT_DATA:
 what it allocates, not the address space onnxruntime and numpy reserve), so that a runtime that
@@ -46,6 +53,8 @@ import shutil
 import signal
 import sys
 import threading
+import weakref
+from functools import partial
 from multiprocessing.connection import Connection, wait
 from multiprocessing.process import BaseProcess
 from typing import Any, Callable, NamedTuple, NoReturn
@@ -75,6 +84,10 @@ class _Server:
     own = False
     folder: str | None = None  # the folder multiprocessing made for the server's socket, in the main process
 
+    @staticmethod
+    def forget_failure() -> None:
+        _Server.failed = False
+
 
 def start_method() -> str:
     """'forkserver' in the main process (or a worker with a server of its own) where the platform
@@ -86,21 +99,53 @@ def start_method() -> str:
 
 def start_server() -> None:
     """Start the fork server now, if this process uses one, so that its imports run beside the
-    caller's own work instead of delaying the first worker. Returns at once; idempotent."""
+    caller's own work instead of delaying the first worker. Returns at once; idempotent. A server
+    started within a command ends with it (see the module's docstring)."""
     if start_method() != "forkserver":
         return
     multiprocessing.forkserver.set_forkserver_preload(SERVER_PRELOAD)
+    running = _server_pid()
     try:
         multiprocessing.forkserver.ensure_running()
     except OSError:
         # No socket where the temporary folder is (a path too long for one, a read-only folder):
-        # spawned workers are slower to start, not worse.
+        # spawned workers are slower to start, not worse. Only for this command: the next may
+        # have a temporary folder that can hold one.
         _Server.failed = True
+        scratch.at_command_end(_Server.forget_failure)
+    started = _server_pid()
+    if started is not None and started != running:
+        # Last of all: after the workers forked from it (see `_end_with_the_command`).
+        scratch.at_command_end(partial(_stop_server, started), last=True)
     if multiprocessing.parent_process() is None and _Server.folder is None:
         # Made by this process (a worker's server puts its socket in its main process's folder).
         _Server.folder = _server_folder()
         if _Server.folder is not None:
             scratch.remove_with_it(_Server.folder)  # should this command be killed before it removes it
+
+
+def _server_pid() -> int | None:
+    """The process id of this process's fork server, when it has started one (None where this
+    Python does not say: its server is then never stopped before the process ends)."""
+    return getattr(multiprocessing.forkserver._forkserver, "_forkserver_pid", None)
+
+
+def _stop_server(pid: int) -> None:
+    """Stop the fork server `pid`, unless another has taken its place meanwhile. Killed, not asked:
+    asked, it waits until every process forked from it lets go of its end of a pipe, which
+    something a runtime started may hold for ever. A worker still forked from it dies with it
+    (die_with_parent)."""
+    server = multiprocessing.forkserver._forkserver
+    if _server_pid() != pid or not hasattr(server, "_stop"):
+        return
+    try:
+        os.kill(pid, signal.SIGKILL)
+    except OSError:  # it has ended already
+        pass
+    try:
+        server._stop()  # reaps it, and closes and removes what this process holds of it
+    except OSError:  # its socket was removed already: nothing more to remove
+        pass
 
 
 def _server_folder() -> str | None:
@@ -146,7 +191,23 @@ def start_worker(target: Callable[..., None], args: tuple, daemon: bool = False,
                                "free some memory or processes, or run with --no-isolation and fewer --jobs") from error
     finally:
         child.close()
+    # Weakly: a worker's process object holds a descriptor until it goes, and a command that
+    # replaces workers after crashes starts thousands. multiprocessing holds one that lives.
+    scratch.at_command_end(partial(_end_with_the_command, weakref.ref(process)), last=True)
     return process, parent
+
+
+def _end_with_the_command(worker: "weakref.ref[BaseProcess]") -> None:
+    """At the end of the command that started it: kill the worker, with its process group, if
+    it still lives; end what is left of its group if it ended alone."""
+    process = worker()
+    if process is None:
+        return
+    if process.is_alive():
+        kill_worker(process)
+        process.join(5)
+    else:
+        end_group(process)
 
 
 class LoggedWorker(NamedTuple):
@@ -200,13 +261,24 @@ def end_group(process: BaseProcess) -> None:
     """SIGKILL to what is left of a worker's process group (what its runtime started and left
     running), once the worker has ended or is being ended. A group outlives its leader while
     any of its processes lives, and its id is given to no other process meanwhile; an empty one
-    is gone, and there is nothing to end."""
-    if process.pid is None or not hasattr(os, "killpg"):
+    is gone, and there is nothing to end. Once ended after its worker ended, a group is not
+    ended again: its id may be another worker's by then (a runner closed after its command
+    ended its worker, say)."""
+    if process.pid is None or not hasattr(os, "killpg") or process in _GroupsEnded.after_their_worker:
         return
+    ended = process.exitcode is not None
     try:
         os.killpg(process.pid, signal.SIGKILL)
     except OSError:  # no such group (it is empty, or never made): nothing left to end
         pass
+    if ended:
+        _GroupsEnded.after_their_worker.add(process)
+
+
+class _GroupsEnded:
+    """The workers whose process group was ended once they had ended (see end_group)."""
+
+    after_their_worker: "weakref.WeakSet[BaseProcess]" = weakref.WeakSet()
 
 
 class _Memory:
@@ -218,7 +290,7 @@ class _Memory:
 def limit_worker_memory(mebibytes: int | None) -> None:
     """Have every worker started from now on (and each of theirs) limit its memory to `mebibytes`
     (None: the default, `default_memory_limit`; 0: no limit)."""
-    os.environ[MEMORY_VARIABLE] = str(default_memory_limit() if mebibytes is None else mebibytes)
+    scratch.set_for_the_command(MEMORY_VARIABLE, str(default_memory_limit() if mebibytes is None else mebibytes))
 
 
 def default_memory_limit() -> int:
@@ -297,6 +369,13 @@ def hear_interruptions() -> None:
     otherwise, or away from the main thread, nothing changes."""
     if threading.current_thread() is threading.main_thread() and signal.getsignal(signal.SIGINT) is signal.default_int_handler:
         signal.signal(signal.SIGINT, _interrupted)
+        scratch.at_command_end(_stop_hearing)
+
+
+def _stop_hearing() -> None:
+    """Python's own SIGINT handler back, where `hear_interruptions` put conform's and nothing changed it since."""
+    if threading.current_thread() is threading.main_thread() and signal.getsignal(signal.SIGINT) is _interrupted:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 def _interrupted(signum, frame) -> NoReturn:

@@ -10,6 +10,21 @@ out (`discard`, from __main__.leave), so a worker killed mid-case (a crash, a ti
 nothing in the system's temporary folder. Used as a library (tests, the pytest plugin), nothing
 calls `discard`: the interpreter's exit does.
 
+A process may run several commands, and other work beside them (the tests run commands through
+CliRunner, between library uses of runners and worker pools; so may anyone using conform
+in-process). A command is a click command (the typer app's), and what it makes there is its own,
+a `Command`, opened when first needed: its scratch folder, fresh wherever work before it left
+something there (workers' stderr files of a library use, or of a command before it that ended
+without gathering them), so that it gathers only what its own workers wrote; the environment
+variables it sets (`set_for_the_command`); and what other modules end with it (`at_command_end`:
+its runners, its workers, the fork server it started). On every way out of the command (its end,
+an error, an interruption, an exception) all of it is ended, its folder removed and its variables
+given back: the next command inherits nothing. A folder this process made before the command that
+holds nothing yet but hypothesis's storage (the `conform` process's, which __main__ makes before
+the command begins) serves the command too: what the command puts in it goes when it ends, the
+folder with the process. Outside a command (a library use, the pytest plugin's) the folder is the
+process's, as above.
+
 Only a folder conform made is used or removed: one holding its owner file (OWNER), which every
 scratch folder gets as it is made. A `CONFORM_SCRATCH` naming anything else (a folder a user
 named so) is neither used nor emptied nor removed: a fresh folder is made. A command's own
@@ -32,9 +47,10 @@ import glob
 import os
 import shutil
 import stat
+import sys
 import tempfile
 from contextlib import contextmanager
-from typing import Iterator, TextIO
+from typing import Callable, Iterator, TextIO
 
 try:
     import fcntl
@@ -50,18 +66,148 @@ OWNER = ".owner"  # marks a folder as conform's; locked while the process that m
 
 class _Made:
     """The scratch folders this process made, each with its owner file, open (and locked) until the
-    folder is removed: one for a command; as a library, one more each time the environment stops
+    folder is removed: one for each command; as a library, one more each time the environment stops
     naming the last (a test's own temporary folder), the others' locks held all the same."""
 
     owners: dict[str, TextIO] = {}
 
 
+class Command:
+    """One command run in this process, and what it owns (see the module's docstring): its scratch
+    folder, or what it put in one it shares with its process; the environment variables it set,
+    with their values from before it; and what is to end with it (`at_end`). `end` ends it all."""
+
+    def __init__(self) -> None:
+        self._made_before = set(_Made.owners)
+        self._before: dict[str, str | None] = {}  # each variable it set, as it was before
+        self._put: list[str] = []  # the subfolders it made: all of it that goes from a folder it shares with its process
+        self._at_end: list[Callable[[], None]] = []
+        self._at_last: list[Callable[[], None]] = []
+        if not _holds_nothing_of_before(os.environ.get(FOLDER_VARIABLE)):
+            self._forget(FOLDER_VARIABLE)  # what work before it left there is not its own to gather
+
+    def made(self, path: str) -> None:
+        """`path` (a scratch subfolder) was made during the command: it goes when the command ends."""
+        self._put.append(path)
+
+    def at_end(self, callback: Callable[[], None], last: bool = False) -> None:
+        """Call `callback` when the command ends, before its folder goes: newest first, and those
+        given with `last` after all the others (what ends whatever they left: a sweep of worker
+        processes)."""
+        (self._at_last if last else self._at_end).append(callback)
+
+    def set_variable(self, name: str, value: str) -> None:
+        """Set an environment variable for the rest of the command; it is given back when it ends."""
+        self._before.setdefault(name, os.environ.get(name))
+        os.environ[name] = value
+
+    def _forget(self, name: str) -> None:
+        self._before.setdefault(name, os.environ.get(name))
+        os.environ.pop(name, None)
+
+    def end(self) -> None:
+        """End what it owns, each callback called even where one before it raised (the first error
+        raised at the end); then remove its folders and give back the variables it set."""
+        try:
+            _call_all(self._at_end)
+        finally:
+            try:
+                _call_all(self._at_last)
+            finally:
+                for path in self._put:
+                    shutil.rmtree(path, ignore_errors=True)
+                _discard([root for root in _Made.owners if root not in self._made_before])
+                for name, value in self._before.items():
+                    if value is None:
+                        os.environ.pop(name, None)
+                    else:
+                        os.environ[name] = value
+
+
+def _call_all(callbacks: list[Callable[[], None]]) -> None:
+    """Call and drop each of `callbacks`, newest first, all of them even when one raises (a Ctrl-C
+    amid them too); the first exception is raised once all were called."""
+    first: BaseException | None = None
+    while callbacks:
+        try:
+            callbacks.pop()()
+        except BaseException as error:
+            first = first or error
+    if first is not None:
+        raise first
+
+
+def _holds_nothing_of_before(root: str | None) -> bool:
+    """Whether `root` is a scratch folder this process made that holds nothing work before a
+    command could have left for it to gather: its owner file and hypothesis's storage, if that."""
+    try:
+        return root in _Made.owners and set(os.listdir(root)) <= {OWNER, HYPOTHESIS_KIND}
+    except OSError:
+        return False
+
+
+_COMMAND_KEY = "conformance.scratch.Command"  # where a command's Command is kept, in its click context
+
+
+def current_command() -> Command | None:
+    """The command this process runs now, opened at its first call within it; None outside one.
+
+    A command is a click command run in this thread (typer's app is one: the `conform` process's,
+    or one that CliRunner invokes): its root context, whose tear-down runs on every way out of it,
+    ends the Command. Click is looked up where typer keeps it (its own copy, in typer 0.28), and
+    only when typer was imported: a worker process, which runs no command, need not import it."""
+    context = _click_context()
+    if context is None:
+        return None
+    root = context.find_root()
+    command = root.meta.get(_COMMAND_KEY)
+    if command is None:
+        command = root.meta[_COMMAND_KEY] = Command()
+        root.call_on_close(command.end)
+    return command
+
+
+def _click_context():
+    """The context of the click command running in this thread, or None: found through the click
+    that typer's Context derives from (`click`, or the copy typer 0.28 keeps as `typer._click`)."""
+    typer = sys.modules.get("typer")
+    for base in getattr(getattr(typer, "Context", None), "__mro__", ()):
+        package = base.__module__.rpartition(".")[0]
+        get = getattr(sys.modules.get(f"{package}.globals"), "get_current_context", None)
+        if get is not None:
+            return get(silent=True)
+    return None
+
+
+def at_command_end(callback: Callable[[], None], last: bool = False) -> bool:
+    """Have `callback` called when the command now running ends (see Command.at_end); whether one
+    is running (outside one, nothing is done)."""
+    command = current_command()
+    if command is not None:
+        command.at_end(callback, last)
+    return command is not None
+
+
+def set_for_the_command(name: str, value: str) -> None:
+    """Set an environment variable: for the command now running, which gives it back when it ends,
+    or (outside one) for good."""
+    command = current_command()
+    if command is None:
+        os.environ[name] = value
+    else:
+        command.set_variable(name, value)
+
+
 def folder(kind: str) -> str:
     """The subfolder `kind` of this command's scratch folder, made (with the folder) if needed."""
+    command = current_command()  # first: a command opened now takes no folder holding what work before it left
     root = _named()
     if root is None:
-        root = os.environ[FOLDER_VARIABLE] = _made()
+        root = _made()
+        set_for_the_command(FOLDER_VARIABLE, root)
     path = os.path.join(root, kind)
+    if kind and command is not None and not os.path.isdir(path):
+        command.made(path)
     os.makedirs(path, exist_ok=True)
     return path
 
@@ -76,7 +222,6 @@ def _made() -> str:
     """A fresh scratch folder owned by this process, once those of commands that are gone are removed."""
     remove_abandoned()
     root = tempfile.mkdtemp(prefix=PREFIX)
-    atexit.register(shutil.rmtree, root, True)
     # Locked before it takes its name: a sweep never finds an owner file that is not locked yet.
     # Where there are no locks (and no sweep), it is made under its name: Windows renames no open file.
     stream = open(os.path.join(root, OWNER + ".new" if fcntl is not None else OWNER), "w", encoding="utf-8")
@@ -157,6 +302,7 @@ def _marked(root: str) -> bool:
 
 def existing(kind: str) -> str | None:
     """The subfolder `kind` when this command has made it, else None (and nothing is made)."""
+    current_command()  # first: a command opened now has made nothing yet
     root = _named()
     path = os.path.join(root, kind) if root else None
     return path if path and os.path.isdir(path) else None
@@ -171,7 +317,7 @@ def hold_hypothesis_storage() -> None:
     if HYPOTHESIS_VARIABLE in os.environ:
         return
     try:
-        os.environ[HYPOTHESIS_VARIABLE] = folder(HYPOTHESIS_KIND)
+        set_for_the_command(HYPOTHESIS_VARIABLE, folder(HYPOTHESIS_KIND))
     except OSError:
         pass  # no temporary folder to be had: hypothesis stores where it would have
 
@@ -200,9 +346,18 @@ def hypothesis_storage_aside() -> Iterator[None]:
 def discard() -> None:
     """Remove the scratch folders this process made, and everything in them; nothing else (a folder
     the environment names that this process did not make stays, and stays named)."""
-    for root, owner in _Made.owners.items():
+    _discard(list(_Made.owners))
+
+
+def _discard(roots: list[str]) -> None:
+    """Remove these scratch folders of this process's, and everything in them."""
+    for root in roots:
         if os.environ.get(FOLDER_VARIABLE) == root:
             del os.environ[FOLDER_VARIABLE]
-        owner.close()  # first: Windows removes no open file
+        _Made.owners.pop(root).close()  # first: Windows removes no open file
         shutil.rmtree(root, ignore_errors=True)
-    _Made.owners.clear()
+
+
+# One registration for every folder the process makes (not one a folder: a process that runs
+# command after command would pile them up), for a process that ends before it removes them.
+atexit.register(discard)

@@ -36,6 +36,10 @@ not run again where a case of the same model crashed alone before it (a runtime 
 kind of case crashes on many), nor once RUN_AGAIN_LIMIT crashed cases were: its record says why.
 Cases are named by the `case_id` the caller gives a BuiltModel (see execute.named); one without
 is NO_ID.
+
+A runner made within a command is closed when the command ends (see scratch.Command), however it
+ends: its workers are the command's, and a command hands back no runner to close them (the runner
+would go with its command's last frame, which a traceback may hold long after).
 """
 
 from __future__ import annotations
@@ -52,6 +56,7 @@ from typing import Iterable, Iterator, NamedTuple
 
 import onnx
 
+from .. import scratch
 from ..errors import UnavailableError
 from ..lifetime import LoggedWorker, died_of_memory_note, end_group, kill_worker, start_logged_worker
 from ..runtime_log import CaseMarks, position, written_since
@@ -201,6 +206,7 @@ class IsolatedRunner:
         self._ran_count = 0  # how many it answered
         self._crashed_alone: dict[bytes, str] = {}  # a model of which a case crashed alone: that case
         self.runs_again = 0  # crashed cases run again alone
+        scratch.at_command_end(self.close)
 
     def describe(self) -> dict:
         return {**self._local.describe(), "isolation": "worker process", "timeout": self.timeout}
