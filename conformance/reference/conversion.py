@@ -36,8 +36,14 @@ ROUND_MODES = ("up", "down", "nearest")
 
 def precision_of(target: DType) -> tuple[int, int]:
     """(significand bits including the implicit one, exponent of the smallest normal)."""
-    info = ml_dtypes.finfo(target.np_dtype)
-    return info.nmant + 1, info.minexp
+    found = _PRECISIONS.get(target.name)
+    if found is None:
+        info = ml_dtypes.finfo(target.np_dtype)
+        found = _PRECISIONS[target.name] = (info.nmant + 1, info.minexp)
+    return found
+
+
+_PRECISIONS: dict[str, tuple[int, int]] = {}  # by type name: finfo costs ~2 us, asked per element
 
 
 # --- rounding to a float type's precision (exponent unbounded above) ---
@@ -63,17 +69,24 @@ def round_fraction(value: Fraction, target: DType, rounding: str = NEAREST_EVEN)
     (+-inf when even float64 cannot hold it)."""
     if value == 0:
         return 0.0
-    magnitude = abs(value)
+    # Integer steps on n / d: the arithmetic Fractions did, 0.6 us instead of 5 (half of QuantizeLinear's reference).
+    numerator, denominator = value.numerator, value.denominator  # in lowest terms, d > 0
+    negative = numerator < 0  # math.copysign would take float(value), which overflows past float64's range
+    numerator = abs(numerator)
     precision, min_exponent = (53, -1022) if target.name == "double" else precision_of(target)
-    exponent = magnitude.numerator.bit_length() - magnitude.denominator.bit_length()
-    if Fraction(2) ** exponent > magnitude:
+    exponent = numerator.bit_length() - denominator.bit_length()
+    if (denominator << exponent > numerator) if exponent >= 0 else (denominator > numerator << -exponent):
         exponent -= 1  # now 2**exponent <= magnitude < 2**(exponent + 1)
-    negative = value < 0  # math.copysign would take float(value), which overflows past float64's range
     if exponent > 1100:
         return -math.inf if negative else math.inf
     quantum = max(exponent, min_exponent) - (precision - 1)
-    scaled = magnitude / Fraction(2) ** quantum
-    steps = round(scaled) if rounding == NEAREST_EVEN else math.floor(scaled)  # round(): half to even
+    if quantum >= 0:  # the magnitude / 2**quantum
+        denominator <<= quantum
+    else:
+        numerator <<= -quantum
+    steps, remainder = divmod(numerator, denominator)  # floor
+    if rounding == NEAREST_EVEN and (2 * remainder > denominator or (2 * remainder == denominator and steps & 1)):
+        steps += 1  # half to even, as round() of a Fraction
     try:
         result = math.ldexp(float(steps), quantum)
     except OverflowError:
