@@ -253,3 +253,34 @@ def test_quantize_output_type_from_attribute():
     assert holds("QuantizeLinear", "output-type-from-attribute", q("int8", 3))
     assert not holds("QuantizeLinear", "output-type-from-attribute", q("uint8", 2))
     assert not holds("QuantizeLinear", "output-type-from-attribute", q("int8", 3, zero_point=True))
+
+
+def test_cast_int32_min_to_bool():
+    def cast(values, source="int32", numpy_type=np.int32, target="bool", to=9):
+        return example("Cast", 13, {"T1": source, "T2": target}, {"to": to}, input=np.array(values, numpy_type))
+    assert holds("Cast", "int32-min-to-bool", cast([-1, 2, 0, -(2**31)]))
+    assert not holds("Cast", "int32-min-to-bool", cast([-(2**31) + 1, 2**31 - 1, 0]))
+    assert not holds("Cast", "int32-min-to-bool", cast([-(2**31)], target="float", to=1))
+    assert not holds("Cast", "int32-min-to-bool", cast([-(2**63)], source="int64", numpy_type=np.int64))
+    like = example("CastLike", 15, {"T1": "int32", "T2": "bool"}, input=np.array([-(2**31)], np.int32),
+                   target_type=np.array([True]))
+    assert holds("CastLike", "int32-min-to-bool", like)
+
+
+def test_thresholded_relu_alpha_beyond_type():
+    def relu(alpha, dtype="float16", numpy_type=np.float16):
+        return example("ThresholdedRelu", 22, {"T": dtype}, {"alpha": alpha}, X=np.array([1.0, -600.0], numpy_type))
+    assert holds("ThresholdedRelu", "alpha-beyond-type", relu(1e30))
+    assert holds("ThresholdedRelu", "alpha-beyond-type", relu(-7e4))
+    assert not holds("ThresholdedRelu", "alpha-beyond-type", relu(65504.0))
+    assert not holds("ThresholdedRelu", "alpha-beyond-type", relu(1e30, "float", np.float32))
+    assert not holds("ThresholdedRelu", "alpha-beyond-type", relu(1e30, "int32", np.int32))  # no crash
+
+
+def test_shrink_infinite_input():
+    def shrink(values, dtype="float16", numpy_type=np.float16):
+        return example("Shrink", 9, {"T": dtype}, {"lambd": 1.0, "bias": 3.0}, input=np.array(values, numpy_type))
+    assert holds("Shrink", "infinite-input", shrink([-np.inf, 0.5]))
+    assert holds("Shrink", "infinite-input", shrink([np.inf], "float", np.float32))
+    assert not holds("Shrink", "infinite-input", shrink([65504.0, np.nan, -0.0]))
+    assert not holds("Shrink", "infinite-input", shrink([255], "uint8", np.uint8))

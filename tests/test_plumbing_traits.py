@@ -137,6 +137,19 @@ def test_nan_input_and_string_input():
     assert not holds("string-input", add("float", [1.0], [1.0], np.float32))
 
 
+def test_wide_integer_not_float32():
+    # Div-13 int64 2147483647 / 5: OpenVINO gives 429496736, the quotient of float32 operands.
+    assert holds("wide-integer-not-float32", add("int64", [2**31 - 1], [0], np.int64))
+    assert holds("wide-integer-not-float32", add("uint64", [2**24 + 1], [0], np.uint64))
+    assert holds("wide-integer-not-float32", add("int64", [2**24], [1], np.int64))  # the text's output
+    assert not holds("wide-integer-not-float32", add("int64", [2**24, -(2**31)], [0, 2**40], np.int64))
+    assert not holds("wide-integer-not-float32", add("int32", [2**24 + 1], [0], np.int32))  # int32-not-float32's
+    pow_ = example("Pow", 12, {"T": "float", "T1": "uint64"}, X=np.array([-1.0], np.float32), Y=np.array([2**24 + 1], np.uint64))
+    assert holds("wide-integer-not-float32", pow_)
+    assert not holds("wide-integer-not-float32", example("Pow", 12, {"T": "float", "T1": "uint64"},
+                                                         X=np.array([-1.0], np.float32), Y=np.array([3], np.uint64)))
+
+
 def cast(source: str, target: str, values, numpy_type, saturate: int = 1) -> Example:
     to = {"float8e4m3fn": TensorProto.FLOAT8E4M3FN, "float8e5m2": TensorProto.FLOAT8E5M2, "bfloat16": TensorProto.BFLOAT16,
           "float": TensorProto.FLOAT}[target]

@@ -13,6 +13,7 @@ import math
 from fractions import Fraction
 from typing import Any, Callable
 
+import ml_dtypes
 import numpy as np
 
 from ..case import Example
@@ -324,6 +325,27 @@ def minus_infinity_input(example: Example) -> bool:
     return bool(np.isneginf(example.inputs[example.node_inputs[0]].astype(np.float64)).any())
 
 
+def alpha_beyond_type(example: Example) -> bool:
+    """ThresholdedRelu with an `alpha` beyond the largest finite value of X's type (1e30 for
+    float16): the text compares x > alpha; a runtime building alpha as a constant of X's type
+    refuses it (or the body's CastLike makes it inf)."""
+    try:
+        largest = float(ml_dtypes.finfo(np.dtype(example.inputs[example.node_inputs[0]].dtype)).max)
+    except ValueError:  # an integer X (a case of a dtype the version does not allow): no such alpha
+        return False
+    alpha = abs(_attribute(example, "alpha"))
+    return math.isfinite(alpha) and alpha > largest
+
+
+def infinite_input(example: Example) -> bool:
+    """Shrink with a +-inf element: the text gives x + bias (x - bias), an infinity; a runtime
+    computing through a product with a 0/1 mask gives inf * 0, NaN."""
+    x = np.asarray(example.inputs[example.node_inputs[0]])
+    if x.dtype.kind in "biu":
+        return False
+    return bool(np.isinf(x.astype(np.float64)).any())
+
+
 def zero_beta(example: Example) -> bool:
     """HardSigmoid with `beta` given as 0 (its default is 0.5): a runtime that takes an attribute of
     0 for one left out computes with 0.5."""
@@ -337,7 +359,7 @@ THRESHOLDED_RELU = Elementwise(
     alternatives=_nan_propagates,
     ambiguity=NAN_OTHERWISE,
     label="NaN gives 0 (otherwise)",
-    traits={"minus-infinity-input": minus_infinity_input},
+    traits={"minus-infinity-input": minus_infinity_input, "alpha-beyond-type": alpha_beyond_type},
 )
 
 
@@ -392,7 +414,8 @@ SHRINK = Elementwise(
     alternatives=_shrink_alternatives,
     ambiguity=f"{NAN_OTHERWISE}; {SHRINK_ROUNDING}",
     label="spec",
-    traits={"beyond-float32": shrink_beyond_float32, "unsigned-negative-bias": unsigned_negative_bias},
+    traits={"beyond-float32": shrink_beyond_float32, "unsigned-negative-bias": unsigned_negative_bias,
+            "infinite-input": infinite_input},
 )
 
 # --- HardSigmoid, HardSwish: a clamped affine function ------------------------------------------

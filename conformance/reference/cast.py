@@ -486,8 +486,18 @@ def to_e8m0(example: Example) -> bool:
     return target.name == cv.E8M0
 
 
+def int32_min_to_bool(example: Example) -> bool:
+    """An int32 input holding -2**31 cast to bool: the text gives true (it is not 0); a runtime
+    testing x != 0 through a negation or an absolute value (which overflow there) gives false."""
+    source, target = _source_target(example)
+    if source.name != "int32" or target.name != "bool":
+        return False
+    return bool((np.asarray(example.inputs[example.node_inputs[0]]) == np.iinfo(np.int32).min).any())
+
+
 TRAITS = {
     "same-type": same_type,
+    "int32-min-to-bool": int32_min_to_bool,
     "negative-float4-source": negative_float4_source,
     "to-e8m0": to_e8m0,
     "to-int64": to_int64,

@@ -3,7 +3,7 @@
 An op's reference names the causes of deviations that are its own (`OpReference.traits`); these are
 the causes that cut across every op, because a runtime stores or computes a whole dtype in a
 narrower one: int64 kept in 32 bits, uint32/uint64 carried as int32, double computed as float32
-(infinities saturated to FLT_MAX), int32 through float32, subnormals flushed, a NaN lost on the
+(infinities saturated to FLT_MAX), int32 (and 64-bit integers) through float32, subnormals flushed, a NaN lost on the
 way, a string tensor's storage, a conversion into float8 that does not saturate or into bfloat16
 that truncates, a rank-0 case built as shape [1]. Each is a function of an `Example` saying
 whether the case holds a value that such plumbing changes: in an input, an attribute, or the output the text gives (the op's reference's
@@ -103,6 +103,14 @@ def int32_not_float32(example: Example) -> bool:
     return any(_integer_not_float32(array) for array in (*_arrays(example, *dtypes), *_text_outputs(example, *dtypes)))
 
 
+def wide_integer_not_float32(example: Example) -> bool:
+    """An int64 or uint64 value, in an input or the text's output, that float32 does not hold
+    exactly (beyond 2**24 and not a multiple of its spacing): what a runtime computing the type
+    through float32 (after narrowing it to 32 bits) rounds, where int64-beyond-int32 need not hold."""
+    dtypes = (INT64, UNSIGNED_WIDE[1])
+    return any(_wide_not_float32(array) for array in (*_arrays(example, *dtypes), *_text_outputs(example, *dtypes)))
+
+
 def subnormal(example: Example) -> bool:
     """A subnormal float value (float16, bfloat16, float or double), in an input or the text's
     output: what a runtime flushing denormals to zero gives as 0."""
@@ -192,6 +200,13 @@ def _integer_not_float32(array: np.ndarray) -> bool:
     return bool((wide.astype(np.float32).astype(np.int64) != wide).any())
 
 
+def _wide_not_float32(array: np.ndarray) -> bool:
+    if array.size == 0:
+        return False
+    values = [int(v) for v in array.reshape(-1)]
+    return any(int(np.float32(v)) != v for v in values)
+
+
 def _holds_subnormal(array: np.ndarray) -> bool:
     if array.size == 0:
         return False
@@ -252,6 +267,7 @@ TRAITS: dict[str, Callable[[Example], bool]] = {
     "empty-unsigned-wide": empty_unsigned_wide,
     "double-infinity": double_infinity,
     "int32-not-float32": int32_not_float32,
+    "wide-integer-not-float32": wide_integer_not_float32,
     "subnormal": subnormal,
     "string-input": string_input,
     "beyond-float8-output": beyond_float8_output,
