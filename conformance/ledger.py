@@ -9,7 +9,8 @@ each result as it comes (`add`), applies the expectations file to it, and keeps 
   apart (the reading followed, the refusal, the expectation matched);
 - whole, the results that are read one by one: every failing outcome, xpass, lenient, imprecise
   and skipped (the JSON report's records); and the unsupported ones, the first few of each type
-  binding whole and the rest without their expected values (the hints read their refusals);
+  binding whole and the rest without their inputs, expected values and outputs (the hints read
+  their refusals);
 - the precision profile, folded as results come;
 - the op versions and variants that ran, the entries matched, and the ids that ran among those a
   `case:` entry names (what judges an entry stale).
@@ -152,7 +153,7 @@ class Ledger:
     def _keep_unsupported(self, sequence: int, result) -> None:
         family = (result.example.op, result.example.version.since_version, result.example.binding, _variant(result))
         self._whole_unsupported[family] += 1
-        self._kept.append((sequence, result if self._whole_unsupported[family] <= WHOLE_PER_BINDING else slim(result)))
+        self._kept.append((sequence, result if self._whole_unsupported[family] <= WHOLE_PER_BINDING else bare(result)))
 
     def _note_facts(self, result) -> None:
         facts = self.facts
@@ -265,6 +266,13 @@ def slim(result):
     expected = result.expected
     lighter = Expected(invalid=expected.invalid, may_reject=expected.may_reject, ambiguity=expected.ambiguity)
     return dataclasses.replace(result, expected=lighter, actual=())
+
+
+def bare(result):
+    """A result as slim as an unsupported case's note needs it: `slim`, its inputs dropped too
+    (what it was refused for, its binding and variant are what the hints and panels read)."""
+    lighter = slim(result)
+    return dataclasses.replace(lighter, example=dataclasses.replace(result.example, inputs={}, expect_outputs=None))
 
 
 def _merged_by_sequence(*streams: Iterable[tuple[int, str]]) -> Iterator[tuple[int, str]]:
