@@ -22,13 +22,13 @@ from ..compare import (AMBIGUOUS, CRASH, ERROR, FAIL, FALLBACK, IMPRECISE, LENIE
 from ..precision import GRADES, Budget, ProfileRow, ulp_text
 from ..values import describe
 from . import FAILING, outcome_counts, plural, record_name, recorded_gate, stale_text, tally_counts
+from ..ledger import COUNTED
 from .hints import as_ledger, run_notes, unjudged_line
 
 STYLES = {PASS: "green", FAIL: "bold red", ERROR: "bold magenta", UNSUPPORTED: "yellow", AMBIGUOUS: "cyan",
           LENIENT: "blue", CRASH: "bold red", TIMEOUT: "bold red", FALLBACK: "bold red", "skipped": "dim",
           "xfail": "dim yellow", "xpass": "bold yellow", IMPRECISE: "magenta"}
 MAX_DETAILED = 25  # panels, one a family
-COUNTED_OUTCOMES = (PASS, AMBIGUOUS, "xfail", UNSUPPORTED)  # ledger.COUNTED: counted, not recorded
 MAX_NAMED = 12  # other members a panel names
 
 
@@ -257,7 +257,7 @@ def _others_text(result, others) -> str:
         kinds = "type bindings and variants" if any(_variant(r) for r in others) else "type bindings"
         head = f"{outcome} too: this case in {len(others)} more of its {kinds}"
     listed = ", ".join(named[:MAX_NAMED]) + (f" and {len(named) - MAX_NAMED} more" if len(named) > MAX_NAMED else "")
-    where = "counted in the JSON report's tallies" if outcome in COUNTED_OUTCOMES else "each in the JSON report"
+    where = "counted in the JSON report's tallies" if outcome in COUNTED else "each in the JSON report"
     return f"{head}: {listed} ({where})"
 
 
