@@ -19,7 +19,7 @@ from typing import Callable, Iterator
 from .compare import AMBIGUOUS, IMPRECISE, OUTCOMES, PASS, UNSUPPORTED, Mismatch, mismatch
 from .execute import Result, RunOptions, WorkUnit, examples_of, mode_options, replay_command, run_staged, staged_chunks
 from .errors import UnavailableError, UsageError
-from .report import SEVERITY, plural
+from .report import MAX_NAMED, SEVERITY, plural
 from .report.json_report import tensor
 from .runners import RUNNER_NAMES, Runner, RunnerSpec, runner_of
 from .runners.onnxruntime import short_provider
@@ -240,8 +240,6 @@ class _FamilyView:
         self.result, self.example, self.extra, self.replay = result, result.example, result.extra, result.replay
         self.outcome = UNSUPPORTED if UNSUPPORTED in outcome_pair(result) else result.outcome
 
-
-MAX_NAMED = 12  # other members a family's block names
 
 
 def headline(result: Result, labels: tuple[str, str]) -> str:

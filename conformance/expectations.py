@@ -9,6 +9,8 @@
         match: "negative_step_int*max*" # optional: glob on the case name
         when: negative-step-int-max-end # optional: a trait of what the case contains (see below)
         rule: negative-axis             # optional: the rule (or list) by which the text makes the case invalid
+        message: "*dim index: * mismatch*"  # optional: a glob on what the run said of a failing case
+        flaky: true                     # optional: the deviation shows in some runs only (never xpass, never stale)
         modes: [initializer, constant]  # optional: the input modes it deviates in (--mode)
         optimizations: [on]             # optional: the onnxruntime graph optimization levels (--optimizations)
         reason: "onnxruntime reads ends == INT_MAX with a negative step as 'to the start'"  # required
@@ -36,6 +38,12 @@ covers a deviation by its cause, for any seed and any number of examples, where 
 for one seed and one version of the strategies. A trait says where a runtime may deviate, not that
 every such case does: a passing case with the trait stays `pass`, and the entry is stale only
 when no case with the trait deviates.
+
+`message` matches what the run said of a failing case (its verdict, as the report gives it), for a
+deviation known by what the runtime answers rather than by what the case holds; a passing case has
+no such message and stays `pass`. `flaky: true` is for a deviation that shows in some runs and not
+in others (one that depends on the order cases ran in a worker): its cases that pass stay `pass`
+and it is never stale. Narrow such an entry with `message`, so it excuses that deviation only.
 """
 
 from __future__ import annotations
@@ -68,7 +76,8 @@ from .values import ValueProblem
 # What a runtime does against the text whether or not the run fails on it: a `when:` entry that
 # matches such a case is not stale (an imprecise case deviates from its budget).
 DEVIATES = (*FAILING, LENIENT, UNSUPPORTED, IMPRECISE)
-ENTRY_KEYS = ("op", "versions", "dtypes", "runner", "case", "match", "when", "rule", "modes", "optimizations", "reason", "issue")
+ENTRY_KEYS = ("op", "versions", "dtypes", "runner", "case", "match", "when", "rule", "message", "flaky", "modes",
+              "optimizations", "reason", "issue")
 
 
 @dataclass(frozen=True)
@@ -86,6 +95,8 @@ class Expectation:
     match: str | None = None
     when: str | None = None
     rule: tuple[str, ...] | None = None
+    message: str | None = None
+    flaky: bool | None = None
     modes: tuple[str, ...] | None = None
     optimizations: tuple[str, ...] | None = None
     issue: str | None = None
@@ -105,7 +116,7 @@ class Expectation:
     def by_cause(self) -> bool:
         """Whether it names cases by what they contain (`when`, `rule`): such an entry says where a
         runtime may deviate, so a passing case it matches stays `pass`, not `xpass`."""
-        return self.when is not None or self.rule is not None
+        return self.when is not None or self.rule is not None or self.message is not None or bool(self.flaky)
 
     def for_runner(self, runner_info: dict) -> bool:
         return self.runner is None or _runner_matches(self.runner, runner_info)
@@ -146,6 +157,7 @@ class Expectation:
             and self._in_variant(*variant_of(result, runner_info)[2:])
             and (self.when is None or for_op(self.op).traits[self.when](example))
             and (self.rule is None or (not result.expected.is_valid and result.expected.invalid.rule in self.rule))
+            and (self.message is None or fnmatch.fnmatchcase(result.verdict.message or "", self.message))
         )
 
 
@@ -206,7 +218,8 @@ def _entry(entry, path: str, problems: Problems) -> Expectation | None:
     return Expectation(
         op=op, reason=reason.strip(), source=f"{path}:{entry.line}", versions=chosen_versions, dtypes=chosen_dtypes,
         runner=entry.get("runner"), case=_case_ids(entry), match=entry.get("match"), when=entry.get("when"),
-        rule=rules, modes=modes, optimizations=optimizations, issue=entry.get("issue"),
+        rule=rules, message=entry.get("message"), flaky=entry.get("flaky") or None, modes=modes,
+        optimizations=optimizations, issue=entry.get("issue"),
     )
 
 
@@ -229,9 +242,11 @@ def _yaml_level(value):
 
 
 def _check_text(entry: LineDict) -> None:
-    for key in ("runner", "match", "when", "issue"):
+    for key in ("runner", "match", "when", "message", "issue"):
         if key in entry and not isinstance(entry[key], str):
             raise ValueProblem(f"'{key}' is text, not {entry[key]!r}")
+    if "flaky" in entry and not isinstance(entry["flaky"], bool):
+        raise ValueProblem(f"'flaky' is true or false, not {entry['flaky']!r}")
     if not all(isinstance(c, str) for c in _case_ids(entry) or ()):
         raise ValueProblem(f"'case' is a case id or a list of them, not {entry['case']!r}")
 
@@ -387,7 +402,7 @@ def judge_result(result, expectations: list[Expectation], runner_info: dict, fai
 def unmatched_entries(expectations: list[Expectation], used: set[int], ran: set, runner_info: dict) -> list[Expectation]:
     """The entries about a run that matched no case as they say: those of the run's runner and
     of a variant it ran (`ran`, as `ran_variants`) whose index is not among `used`."""
-    return [e for i, e in enumerate(expectations) if i not in used and e.in_scope(ran, runner_info)]
+    return [e for i, e in enumerate(expectations) if i not in used and not e.flaky and e.in_scope(ran, runner_info)]
 
 
 def ran_variants(results: list, runner_info: dict) -> set[tuple[str, int, str, str | None]]:

@@ -995,10 +995,28 @@ class GoldenRun:
     found: frozenset[str]
     chosen_in_a_shard: bool = False
 
-    @staticmethod
-    def joined(runs: list["GoldenRun"]) -> "GoldenRun":
-        return GoldenRun([r for run in runs for r in run.results], [s for run in runs for s in run.skipped],
-                         frozenset().union(*(run.found for run in runs)), any(run.chosen_in_a_shard for run in runs))
+
+
+class GoldenRuns:
+    """The GoldenRun of several units heard one unit at a time (the workers' shares of a run, in
+    plan order): each result handed to `on_result` as its unit comes, and kept as `_Kept` says, so
+    that what stays in memory is the skipped tests and the op versions found, not every result."""
+
+    def __init__(self, options: RunOptions, on_result: Callable[[Result], None]) -> None:
+        self._kept = _Kept(options, on_result)
+        self._skipped: list[tuple[Path, str]] = []
+        self._found: set[str] = set()
+        self._chosen_in_a_shard = False
+
+    def hear(self, run: GoldenRun) -> None:
+        self._skipped.extend(run.skipped)
+        self._found.update(run.found)
+        self._chosen_in_a_shard = self._chosen_in_a_shard or run.chosen_in_a_shard
+        for result in run.results:
+            self._kept.hear(result)
+
+    def joined(self) -> GoldenRun:
+        return GoldenRun(self._kept.results, self._skipped, frozenset(self._found), self._chosen_in_a_shard)
 
 
 def run_golden(unit: GoldenUnit, runner: Runner, options: RunOptions, on_result: Callable[[Result], None] | None = None,

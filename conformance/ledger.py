@@ -38,12 +38,12 @@ from typing import Callable, Iterable, Iterator
 from .compare import AMBIGUOUS, PASS, UNSUPPORTED, XFAIL
 from .precision import ProfileFold
 from .reference.expected import Expected
-from .report import FAILING
+from .report import FAILING, MAX_NAMED
 
 COUNTED = (PASS, AMBIGUOUS, XFAIL, UNSUPPORTED)
 # Of each op version's unsupported cases in one type binding and variant, how many stay whole in
-# memory: the console's panel shows the first and names MAX_NAMED more (report/console.py).
-WHOLE_PER_BINDING = 13
+# memory: the console's panel shows the first and names MAX_NAMED more.
+WHOLE_PER_BINDING = MAX_NAMED + 1
 MESSAGE_CHARACTERS = 200  # of a refusal, what a tally row keeps
 
 

@@ -57,7 +57,7 @@ from typing import Any, Callable, Iterator
 from .execute import (Minimal, Result, RunOptions, ShrinkTask, WorkUnit, check_chosen, examples_of,
                       merge_parts, minimal_case, run_examples, with_known_hang)
 from .errors import ConformError
-from .golden import GenerateUnit, GoldenRun, GoldenUnit, run_golden, verify_unit, write_unit
+from .golden import GenerateUnit, GoldenRun, GoldenRuns, GoldenUnit, run_golden, verify_unit, write_unit
 from .differential import DiffUnit, diff_unit
 from .runners import Runner, RunnerSpec, RunOutput
 from .runners import isolated
@@ -152,14 +152,16 @@ class WorkerPool:
     def run_golden(self, units: list[GoldenUnit], on_result: Callable[[Result], None] = lambda r: None,
                    on_skipped: Callable[[list], None] = lambda skipped: None) -> GoldenRun:
         """Every unit of stored tests read and run (or verified), joined in plan order; `on_result`
-        hears each result, and `on_skipped` each unit's skipped tests, as the unit is handed out."""
+        hears each result, and `on_skipped` each unit's skipped tests, as the unit is handed out.
+        The joined GoldenRun keeps of the results what `GoldenRuns` keeps, not every one."""
+        runs = GoldenRuns(self._options, on_result)
 
         def hand_out(run: GoldenRun) -> None:
             on_skipped(run.skipped)
-            for result in run.results:
-                on_result(result)
+            runs.hear(run)
 
-        return GoldenRun.joined(self._answers(units, hand_out))
+        self._answers(units, hand_out, keep=False)
+        return runs.joined()
 
     def _answers(self, units: list, hand_out: Callable[[Any], None], keep: bool = True) -> list:
         """Each unit's answer, in plan order, each given to `hand_out` as its turn comes (and

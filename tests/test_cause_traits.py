@@ -284,3 +284,37 @@ def test_shrink_infinite_input():
     assert holds("Shrink", "infinite-input", shrink([np.inf], "float", np.float32))
     assert not holds("Shrink", "infinite-input", shrink([65504.0, np.nan, -0.0]))
     assert not holds("Shrink", "infinite-input", shrink([255], "uint8", np.uint8))
+
+
+def test_prelu_slope_on_channel_axis():
+    def prelu(x_shape, slope_shape, since=9):
+        return example("PRelu", since, {"T": "float"}, X=np.zeros(x_shape, np.float32), slope=np.ones(slope_shape, np.float32))
+    assert holds("PRelu", "slope-on-channel-axis", prelu((2, 3, 4), (4,)))
+    assert holds("PRelu", "slope-on-channel-axis", prelu((4, 4, 0), (0,), 7))  # OpenVINO: 'dim index: 1 mismatch'
+    assert not holds("PRelu", "slope-on-channel-axis", prelu((2, 3, 4), (1,)))  # broadcasts anywhere
+    assert not holds("PRelu", "slope-on-channel-axis", prelu((3, 4), (4,)))  # axis 1 is the trailing axis
+    assert not holds("PRelu", "slope-on-channel-axis", prelu((2, 3, 4), (3, 4)))
+
+
+def test_hard_sigmoid_alpha_inexact_in_type():
+    def hard_sigmoid(attributes, dtype="float16", numpy_type=np.float16):
+        return example("HardSigmoid", 6, {"T": dtype}, attributes, X=np.array([-2.322265625], numpy_type))
+    assert holds("HardSigmoid", "alpha-inexact-in-type", hard_sigmoid({}))  # the default 0.2
+    assert holds("HardSigmoid", "alpha-inexact-in-type", hard_sigmoid({"alpha": 0.1}))
+    assert not holds("HardSigmoid", "alpha-inexact-in-type", hard_sigmoid({"alpha": 0.5}))
+    assert not holds("HardSigmoid", "alpha-inexact-in-type", hard_sigmoid({}, "float", np.float32))
+
+
+def test_div_and_mod_quotient_inexact():
+    import ml_dtypes
+
+    bf16 = ml_dtypes.bfloat16
+    def binary(op, a, b, dtype="bfloat16", numpy_type=bf16, attributes=None):
+        since = {"Div": 14, "Mod": 13}[op]
+        return example(op, since, {"T": dtype}, attributes, A=np.array(a, numpy_type), B=np.array(b, numpy_type))
+    # The OpenVINO case: 3.3895e38 / 3.034e34 is 11170.9, which bfloat16 does not hold.
+    assert holds("Div", "quotient-inexact", binary("Div", [3.3895313892515355e38], [3.03424847670629e34]))
+    assert not holds("Div", "quotient-inexact", binary("Div", [12.0, 3.0], [4.0, 0.0]))  # 3 exact; a zero divisor left out
+    assert holds("Mod", "quotient-inexact", binary("Mod", [6.98958662167901e18], [3.0], attributes={"fmod": 1}))
+    assert not holds("Mod", "quotient-inexact", binary("Mod", [7.0], [2.0], attributes={"fmod": 1}))
+    assert not holds("Div", "quotient-inexact", binary("Div", [7, 2], [2, 1], "int32", np.int32))

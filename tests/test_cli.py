@@ -626,3 +626,25 @@ def test_every_command_s_help_says_what_its_exit_codes_mean_for_it(conform, comm
     assert (f"; 1 {one}" in text) if one else "; 1 " not in text
     assert f"; {UsageError.exit_code} a usage or input error" in text and f"; {OutputError.exit_code} a report" in text
     assert (f"; {UnavailableError.exit_code} {unavailable};" in text) if unavailable else f"; {UnavailableError.exit_code} " not in text
+
+
+def test_conforms_own_arithmetic_on_special_values_prints_no_numpy_warning():
+    """A signalling NaN widened, a float32 overflow a trait looks for: numpy's RuntimeWarnings from
+    conform's modules would print in the middle of a run; those from elsewhere still show."""
+    import subprocess
+    import sys
+
+    code = """
+import numpy as np
+from conformance.case import Example
+from conformance.reference import for_op
+from conformance.registry import versions
+version = next(v for v in versions("Shrink") if v.since_version == 9)
+huge = Example(version, "unit", {"T": "double"}, {"input": np.array([1e300])}, {}, "unit", "T")
+assert for_op("Shrink").traits["beyond-float32"](huge)  # float32(1e300) overflows, on purpose
+np.float32(1e300)  # this script's own: still warned
+"""
+    run = subprocess.run([sys.executable, "-W", "default", "-c", code], capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stderr
+    warned = [line for line in run.stderr.splitlines() if "RuntimeWarning" in line]
+    assert len(warned) == 1 and "<string>" in warned[0], run.stderr

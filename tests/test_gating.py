@@ -319,6 +319,33 @@ def test_a_when_entry_leaves_passing_cases_alone_and_is_stale_when_nothing_devia
     assert conform(*args, "--strict").code == 1
 
 
+def test_a_message_entry_matches_only_failures_that_say_so_and_a_flaky_one_is_never_stale(conform, tmp_path):
+    expect = expectations(tmp_path, """\
+        expectations:
+          - {op: Slice, versions: [13], message: "*no such words*", reason: another deviation}
+          - {op: Slice, versions: [13], message: "*no such words*", flaky: true, reason: not seen in this run}
+          - {op: Slice, versions: [13], message: "output 0: expected*", flaky: true, reason: shows in some runs}
+        """)
+    result = conform(*BASE, "--expect", expect, "--strict")
+    outcomes = {r["id"]: r["outcome"] for r in result.report["results"]}
+    assert outcomes[DEVIATION] == "xfail" and outcomes[PASSING] == "pass", outcomes
+    assert "fail" not in outcomes.values() and "xpass" not in outcomes.values(), outcomes
+    xfail = next(r for r in result.report["results"] if r["id"] == DEVIATION)
+    assert "expect.yaml:4" in xfail["message"], "the earlier entries' glob does not match: the last one judges it"
+    # The first entry matched nothing: stale; the flaky one that matched nothing is not.
+    assert [e["source"].split(":")[-1] for e in result.report["stale_expectations"]] == ["2"] and result.code == 1
+
+
+def test_flaky_must_be_a_boolean(conform, tmp_path):
+    expect = expectations(tmp_path, """\
+        expectations:
+          - {op: Slice, flaky: sometimes, message: "*", reason: r}
+        """)
+    result = conform(*BASE, "--case", PASSING, "--expect", expect)
+    said = result.stdout + result.stderr
+    assert result.code == 2 and "'flaky' is true or false" in said and "expect.yaml:2" in said
+
+
 def test_a_rule_entry_leaves_rejected_cases_alone_and_is_stale_when_the_runtime_rejects_every_one(conform, tmp_path):
     expect = expectations(tmp_path, """\
         expectations:

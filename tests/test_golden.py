@@ -856,3 +856,22 @@ def test_golden_tests_are_written_as_the_users_umask_allows(tmp_path):
     modes = {p.relative_to(tmp_path): stat.S_IMODE(p.stat().st_mode) for p in written}
     assert written and all(mode == (0o755 if p.is_dir() else 0o644) for p, mode in zip(written, modes.values())), (
         f"a team shares a golden folder: every folder 0755 and file 0644 under umask 022, found {modes}")
+
+
+def test_the_workers_shares_of_a_golden_run_keep_only_what_is_read_after_it():
+    """A run over a large golden folder in workers holds one unit's results at a time: the joined
+    run keeps the first result and those a --case id names; the listener hears every one."""
+    from types import SimpleNamespace
+
+    def result(case_id):
+        return SimpleNamespace(example=SimpleNamespace(id=case_id))
+
+    options = RunOptions(case_ids=("B-1/x/float",))
+    heard = []
+    runs = golden.GoldenRuns(options, heard.append)
+    runs.hear(golden.GoldenRun([result("A-1/x/float"), result("A-1/y/float")], [(Path("t1"), "too large")], frozenset({"A-1"})))
+    runs.hear(golden.GoldenRun([result("B-1/x/float"), result("B-1/y/float")], [], frozenset({"B-1"}), True))
+    joined = runs.joined()
+    assert [r.example.id for r in heard] == ["A-1/x/float", "A-1/y/float", "B-1/x/float", "B-1/y/float"]
+    assert [r.example.id for r in joined.results] == ["A-1/x/float", "B-1/x/float"]
+    assert joined.skipped == [(Path("t1"), "too large")] and joined.found == {"A-1", "B-1"} and joined.chosen_in_a_shard

@@ -311,12 +311,21 @@ def _prelu_old_slope(context: Context) -> Invalid | None:
     return Invalid(bc.NOT_BROADCASTABLE, PRELU_SHARED)
 
 
+def slope_on_channel_axis(example: Example) -> bool:
+    """PRelu with a 1-D slope of a size other than 1 and an X of rank 3 or more: the text broadcasts
+    it against X's trailing dim; a runtime that takes a 1-D slope as per-channel places it on axis 1
+    (and refuses it where that dim differs)."""
+    x, slope = (np.asarray(example.inputs[name]) for name in example.node_inputs[:2])
+    return slope.ndim == 1 and slope.size != 1 and x.ndim >= 3
+
+
 PRELU = Elementwise(
     op="PRelu",
     real=lambda x, slope: _piecewise(x < 0, slope * x, x),
     integer=lambda x, slope: _ints([s * v if v < 0 else v for v, s in zip(x.reshape(-1), slope.reshape(-1))], x),
     broadcasting={1: bc.UNIDIRECTIONAL},  # 1 and 6: X's shape or size 1, which `invalid` decides
     invalid=_prelu_old_slope,
+    traits={"slope-on-channel-axis": slope_on_channel_axis},
 )
 
 def minus_infinity_input(example: Example) -> bool:
@@ -344,6 +353,17 @@ def infinite_input(example: Example) -> bool:
     if x.dtype.kind in "biu":
         return False
     return bool(np.isinf(x.astype(np.float64)).any())
+
+
+def alpha_inexact_in_type(example: Example) -> bool:
+    """A 16-bit float X and an `alpha` (as its FLOAT attribute holds it) that X's type does not hold
+    exactly (HardSigmoid's default 0.2 in float16): a runtime that rounds alpha to X's type before
+    multiplying computes with another alpha than the text's."""
+    x = example.inputs[example.node_inputs[0]]
+    if example.dtype not in ("float16", "bfloat16"):
+        return False
+    alpha = _attribute(example, "alpha")
+    return bool(np.isfinite(alpha)) and float(np.asarray(alpha).astype(x.dtype)) != alpha
 
 
 def zero_beta(example: Example) -> bool:
@@ -491,7 +511,7 @@ HARD_SIGMOID = Elementwise(
     ambiguity=f"{NAN_IN_CLAMP}; {EVALUATION_ORDER}",
     label="rounded once (fused), NaN propagates",
     budgets={"float16": SIXTEEN_BITS, "bfloat16": SIXTEEN_BITS},
-    traits={"zero-beta": zero_beta},
+    traits={"zero-beta": zero_beta, "alpha-inexact-in-type": alpha_inexact_in_type},
 )
 
 

@@ -161,6 +161,23 @@ def _inexact_reciprocal(example) -> bool:
     return False
 
 
+def _quotient_inexact(example) -> bool:
+    """A finite float quotient x / y (y nonzero) that the type does not hold exactly: where a runtime
+    that truncates the quotient into the type, or computes fmod as x - trunc(x / y) * y from the
+    rounded quotient, is one step off or loses the remainder (bfloat16 11170.9 gives 11136, not
+    11200; 6.99e18 fmod 3 gives 0)."""
+    found = _operands(example)
+    if found is None or found[0].kind != "float":
+        return False
+    kind, a, b = found
+    with np.errstate(all="ignore"):
+        x, y = (np.asarray(v).astype(np.float64).reshape(-1) for v in (a, b))
+        quotient = x / y
+        usable = (y != 0) & np.isfinite(quotient)
+        rounded = np.asarray(quotient[usable]).astype(a.dtype).astype(np.float64)
+    return bool((rounded != quotient[usable]).any())
+
+
 def _operands(example):
     """(the data dtype, A, B broadcast together) of a binary case, or None where they do not broadcast."""
     from ..dtypes import dtype
@@ -224,7 +241,8 @@ DIV = Elementwise(
     draw=_nonzero_divisors,
     traits={"integer-int-min-by-minus-one": _int_min_by_minus_one, "integer-zero-divisor-unused": _unused_zero_divisor,
             "integer-zero-divisor": _zero_divisor_used, "divisor-reciprocal-inexact": _inexact_reciprocal,
-            "integer-quotient-half-or-more": _quotient_half_or_more, **LEGACY_TRAITS},
+            "integer-quotient-half-or-more": _quotient_half_or_more, "quotient-inexact": _quotient_inexact,
+            **LEGACY_TRAITS},
 )
 
 
@@ -559,7 +577,8 @@ MOD = Elementwise(
     draw=_nonzero_divisors,
     traits={"integer-int-min-by-minus-one": _int_min_by_minus_one, "integer-zero-divisor-unused": _unused_zero_divisor,
             "integer-zero-divisor": _zero_divisor_used, "int64-fmod-beyond-2**53": lambda e: _fmod_beyond_float64(e),
-            "float-floor-mod": lambda e: _float_floor_mod(e), "float-quotient-overflows": lambda e: _float_quotient_overflows(e)},
+            "float-floor-mod": lambda e: _float_floor_mod(e), "float-quotient-overflows": lambda e: _float_quotient_overflows(e),
+            "quotient-inexact": _quotient_inexact, "wide-integer-scalars": lambda e: _wide_integer_scalars(e)},
 )
 
 
@@ -579,6 +598,15 @@ def _float_floor_mod(example) -> bool:
     """A float Mod with fmod=0: Mod-28's floor remainder (the sign of the divisor), which earlier
     versions refuse for floats."""
     return example.attributes.get("fmod", 0) == 0 and example.inputs[example.node_inputs[0]].dtype.kind not in "iub"
+
+
+def _wide_integer_scalars(example) -> bool:
+    """int64 or uint64 operands of one element each (0-d or of shape [1]): what a runtime may fold,
+    given as constants, in the type it keeps shapes in rather than the op's (tract's TDim)."""
+    found = _operands(example)
+    if found is None or found[0].name not in ("int64", "uint64"):
+        return False
+    return all(np.size(example.inputs[n]) == 1 for n in example.node_inputs if n)
 
 
 def _fmod_beyond_float64(example) -> bool:

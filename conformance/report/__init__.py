@@ -34,6 +34,7 @@ def outcomes_of(doc: dict) -> Counter:
 
 
 FAILING = (FAIL, ERROR, CRASH, TIMEOUT, FALLBACK)
+MAX_NAMED = 12  # the other members of a family that a console panel (or a diff's block) names, after the first
 # Outcomes from the one a reader must see first to the one that needs no look.
 SEVERITY = (*FAILING, XPASS, LENIENT, IMPRECISE, UNSUPPORTED, XFAIL, AMBIGUOUS, SKIPPED, PASS)
 

@@ -21,7 +21,7 @@ from ..compare import (AMBIGUOUS, CRASH, ERROR, FAIL, FALLBACK, IMPRECISE, LENIE
                        XPASS)
 from ..precision import GRADES, Budget, ProfileRow, ulp_text
 from ..values import describe
-from . import FAILING, outcome_counts, plural, record_name, recorded_gate, stale_text, tally_counts
+from . import FAILING, MAX_NAMED, outcome_counts, plural, record_name, recorded_gate, stale_text, tally_counts
 from ..ledger import COUNTED
 from .hints import as_ledger, run_notes, unjudged_line
 
@@ -29,7 +29,6 @@ STYLES = {PASS: "green", FAIL: "bold red", ERROR: "bold magenta", UNSUPPORTED: "
           LENIENT: "blue", CRASH: "bold red", TIMEOUT: "bold red", FALLBACK: "bold red", "skipped": "dim",
           "xfail": "dim yellow", "xpass": "bold yellow", IMPRECISE: "magenta"}
 MAX_DETAILED = 25  # panels, one a family
-MAX_NAMED = 12  # other members a panel names
 
 
 def summary_table(results) -> Table:

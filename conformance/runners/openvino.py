@@ -1,5 +1,12 @@
 """The OpenVINO runner: each distinct model read from its bytes, compiled for the CPU device once,
-and run through one infer request kept with it.
+and run through an infer request of its own for each case.
+
+A case's verdict must not depend on the cases run before it. An infer request reused for a case of
+other shapes carries state from the last one: a Cast to the input's own type (which the CPU plugin
+makes an alias of its input) answers from the freed input of the case before and corrupts the heap,
+so an abort lands on whichever case comes next (docs/findings.md, "OpenVINO: an infer request
+reused"). A fresh request per case costs nothing measurable (17-28 us either way) and keeps the
+compiled model, with its symbolic dims, shared by every case of its shapes' ranks.
 
 Every tensor type OpenVINO's Python API has an element type for goes in as an `ov.Tensor` of that
 type holding the exact bytes onnx's `numpy_helper` writes (4-bit types packed two to a byte, low
@@ -78,7 +85,7 @@ VOCABULARY = Vocabulary(NO_KERNEL, UNSUPPORTED, INVALID)
 
 
 class OpenVinoRunner:
-    """Runs models with OpenVINO on its CPU device, one compiled model and infer request per model."""
+    """Runs models with OpenVINO on its CPU device: one compiled model per model, one infer request per case."""
 
     name = "openvino"
     # OpenVINO compiles models with symbolic dims and index inputs fed at run time, so conform's
@@ -127,8 +134,9 @@ class OpenVinoRunner:
             feeds = {name: self._tensor(array) for name, array in built.feeds.items()}
             if any(array.dtype.kind == "O" for array in built.feeds.values()) and compiled not in self._fed_strings:
                 self._fed_strings.append(compiled)
-            compiled.request.infer(feeds)
-            outputs = [_array(compiled.request.get_output_tensor(index)) for index in range(compiled.outputs)]
+            request = compiled.model.create_infer_request()
+            request.infer(feeds)
+            outputs = [_array(request.get_output_tensor(index)) for index in range(compiled.outputs)]
         except Exception as error:  # a refusal by the runtime is a result
             return _classified(error)
         strange = next((f"output {index} is {output}" for index, output in enumerate(outputs) if isinstance(output, str)), None)
@@ -153,11 +161,10 @@ class OpenVinoRunner:
 
 
 class _Compiled:
-    """A compiled model, its infer request (reused for every case of the model) and its output count."""
+    """A compiled model and its output count."""
 
     def __init__(self, compiled) -> None:
         self.model = compiled
-        self.request = compiled.create_infer_request()
         self.outputs = len(compiled.outputs)
 
 
