@@ -9,7 +9,7 @@
         match: "negative_step_int*max*" # optional: glob on the case name
         when: negative-step-int-max-end # optional: a trait of what the case contains (see below)
         rule: negative-axis             # optional: the rule (or list) by which the text makes the case invalid
-        message: "*dim index: * mismatch*"  # optional: a glob on what the run said of a failing case
+        message: "*dim index: * mismatch*"  # optional: a glob (or a list) on what the run said of a failing case
         flaky: true                     # optional: the deviation shows in some runs only (never xpass, never stale)
         modes: [initializer, constant]  # optional: the input modes it deviates in (--mode)
         optimizations: [on]             # optional: the onnxruntime graph optimization levels (--optimizations)
@@ -39,7 +39,7 @@ for one seed and one version of the strategies. A trait says where a runtime may
 every such case does: a passing case with the trait stays `pass`, and the entry is stale only
 when no case with the trait deviates.
 
-`message` matches what the run said of a failing case (its verdict, as the report gives it), for a
+`message` (a glob, or a list of them) matches what the run said of a failing case (its verdict), for a
 deviation known by what the runtime answers rather than by what the case holds; a passing case has
 no such message and stays `pass`. `flaky: true` is for a deviation that shows in some runs and not
 in others (one that depends on the order cases ran in a worker): its cases that pass stay `pass`
@@ -95,7 +95,7 @@ class Expectation:
     match: str | None = None
     when: str | None = None
     rule: tuple[str, ...] | None = None
-    message: str | None = None
+    message: tuple[str, ...] | None = None
     flaky: bool | None = None
     modes: tuple[str, ...] | None = None
     optimizations: tuple[str, ...] | None = None
@@ -104,8 +104,9 @@ class Expectation:
     def as_entry(self) -> dict:
         """The entry as a file writes it: its keys in the documented order, a list as a list."""
         written = {key: getattr(self, key) for key in ENTRY_KEYS if getattr(self, key) is not None}
-        if written.get("case") and len(written["case"]) == 1:
-            written["case"] = written["case"][0]
+        for key in ("case", "message"):
+            if written.get(key) and len(written[key]) == 1:
+                written[key] = written[key][0]
         return {key: list(value) if isinstance(value, tuple) else value for key, value in written.items()}
 
     def stale_text(self) -> str:
@@ -157,7 +158,7 @@ class Expectation:
             and self._in_variant(*variant_of(result, runner_info)[2:])
             and (self.when is None or for_op(self.op).traits[self.when](example))
             and (self.rule is None or (not result.expected.is_valid and result.expected.invalid.rule in self.rule))
-            and (self.message is None or fnmatch.fnmatchcase(result.verdict.message or "", self.message))
+            and (self.message is None or any(fnmatch.fnmatchcase(result.verdict.message or "", m) for m in self.message))
         )
 
 
@@ -217,8 +218,8 @@ def _entry(entry, path: str, problems: Problems) -> Expectation | None:
         return None
     return Expectation(
         op=op, reason=reason.strip(), source=f"{path}:{entry.line}", versions=chosen_versions, dtypes=chosen_dtypes,
-        runner=entry.get("runner"), case=_case_ids(entry), match=entry.get("match"), when=entry.get("when"),
-        rule=rules, message=entry.get("message"), flaky=entry.get("flaky") or None, modes=modes,
+        runner=entry.get("runner"), case=_text_list(entry, "case"), match=entry.get("match"), when=entry.get("when"),
+        rule=rules, message=_text_list(entry, "message"), flaky=entry.get("flaky") or None, modes=modes,
         optimizations=optimizations, issue=entry.get("issue"),
     )
 
@@ -242,21 +243,23 @@ def _yaml_level(value):
 
 
 def _check_text(entry: LineDict) -> None:
-    for key in ("runner", "match", "when", "message", "issue"):
+    for key in ("runner", "match", "when", "issue"):
         if key in entry and not isinstance(entry[key], str):
             raise ValueProblem(f"'{key}' is text, not {entry[key]!r}")
+    if not all(isinstance(m, str) for m in _text_list(entry, "message") or ()):
+        raise ValueProblem(f"'message' is a glob or a list of them, not {entry['message']!r}")
     if "flaky" in entry and not isinstance(entry["flaky"], bool):
         raise ValueProblem(f"'flaky' is true or false, not {entry['flaky']!r}")
-    if not all(isinstance(c, str) for c in _case_ids(entry) or ()):
+    if not all(isinstance(c, str) for c in _text_list(entry, "case") or ()):
         raise ValueProblem(f"'case' is a case id or a list of them, not {entry['case']!r}")
 
 
-def _case_ids(entry: LineDict) -> tuple | None:
-    """`case:` as a tuple, whether one id or a list was written; None when absent."""
-    cases = entry.get("case")
-    if cases is None:
+def _text_list(entry: LineDict, key: str) -> tuple | None:
+    """A key that takes one value or a list of them (`case:`, `message:`), as a tuple; None when absent."""
+    values = entry.get(key)
+    if values is None:
         return None
-    return tuple(cases) if isinstance(cases, list) else (cases,)
+    return tuple(values) if isinstance(values, list) else (values,)
 
 
 def _check_trait(op: str, trait: str | None) -> None:

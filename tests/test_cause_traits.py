@@ -318,3 +318,33 @@ def test_div_and_mod_quotient_inexact():
     assert holds("Mod", "quotient-inexact", binary("Mod", [6.98958662167901e18], [3.0], attributes={"fmod": 1}))
     assert not holds("Mod", "quotient-inexact", binary("Mod", [7.0], [2.0], attributes={"fmod": 1}))
     assert not holds("Div", "quotient-inexact", binary("Div", [7, 2], [2, 1], "int32", np.int32))
+
+
+def test_sub_lowest_subtrahend_and_prelu_integer_product_beyond_type():
+    def sub(a, b, dtype="int8", numpy_type=np.int8):
+        return example("Sub", 14, {"T": dtype}, A=np.array(a, numpy_type), B=np.array(b, numpy_type))
+    assert holds("Sub", "lowest-subtrahend", sub(-127, -128))
+    assert not holds("Sub", "lowest-subtrahend", sub(-128, -127))  # the minuend at the lowest: no negation of it
+    assert not holds("Sub", "lowest-subtrahend", sub([0], [0], "uint8", np.uint8))  # unsigned: 0 is the lowest, -0 fits
+
+    def prelu(x, slope):
+        return example("PRelu", 16, {"T": "int32"}, X=np.array(x, np.int32), slope=np.array(slope, np.int32))
+    assert holds("PRelu", "integer-product-beyond-type", prelu(-16777215, -1066219584))
+    assert not holds("PRelu", "integer-product-beyond-type", prelu(16777215, -1066219584))  # x >= 0: no product
+    assert not holds("PRelu", "integer-product-beyond-type", prelu([-3, 4], [2]))
+
+
+def test_int32_min_to_bool_from_int64_too():
+    def cast(dtype, numpy_type, values):
+        return example("Cast", 19, {"T1": dtype, "T2": "bool"}, {"to": 9}, input=np.array(values, numpy_type))
+    assert holds("Cast", "int32-min-to-bool", cast("int64", np.int64, [-2147483648, 2]))
+    assert not holds("Cast", "int32-min-to-bool", cast("int64", np.int64, [-2147483649]))
+    assert holds("CastLike", "int32-min-to-bool", example("CastLike", 15, {"T1": "int32", "T2": "bool"},
+                                                        input=np.array([-2147483648], np.int32), target_type=np.array([True])))
+
+
+def test_gelu_infinite_input():
+    def gelu(values):
+        return example("Gelu", 20, {"T": "float"}, X=np.array(values, np.float32))
+    assert holds("Gelu", "infinite-input", gelu([1.0, np.inf]))
+    assert not holds("Gelu", "infinite-input", gelu([1.0, np.nan, 3.4e38]))

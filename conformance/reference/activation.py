@@ -319,13 +319,29 @@ def slope_on_channel_axis(example: Example) -> bool:
     return slope.ndim == 1 and slope.size != 1 and x.ndim >= 3
 
 
+def integer_product_beyond_type(example: Example) -> bool:
+    """PRelu on integers with a negative x whose product with its slope is beyond the type's range:
+    the text is silent on the overflow (its readings wrap or saturate); a runtime computing through
+    float and converting back gives the x86 integer indefinite (int32 -2**31)."""
+    x, slope = (np.asarray(example.inputs[name]) for name in example.node_inputs[:2])
+    if x.dtype.kind not in "iu":
+        return False
+    try:
+        x, slope = np.broadcast_arrays(x, slope)
+    except ValueError:
+        return False
+    info = np.iinfo(x.dtype)
+    products = [int(v) * int(s) for v, s in zip(x.reshape(-1).tolist(), slope.reshape(-1).tolist()) if v < 0]
+    return any(not info.min <= p <= info.max for p in products)
+
+
 PRELU = Elementwise(
     op="PRelu",
     real=lambda x, slope: _piecewise(x < 0, slope * x, x),
     integer=lambda x, slope: _ints([s * v if v < 0 else v for v, s in zip(x.reshape(-1), slope.reshape(-1))], x),
     broadcasting={1: bc.UNIDIRECTIONAL},  # 1 and 6: X's shape or size 1, which `invalid` decides
     invalid=_prelu_old_slope,
-    traits={"slope-on-channel-axis": slope_on_channel_axis},
+    traits={"slope-on-channel-axis": slope_on_channel_axis, "integer-product-beyond-type": integer_product_beyond_type},
 )
 
 def minus_infinity_input(example: Example) -> bool:
@@ -347,8 +363,9 @@ def alpha_beyond_type(example: Example) -> bool:
 
 
 def infinite_input(example: Example) -> bool:
-    """Shrink with a +-inf element: the text gives x + bias (x - bias), an infinity; a runtime
-    computing through a product with a 0/1 mask gives inf * 0, NaN."""
+    """A +-inf element (Shrink, Gelu): the text gives an infinity (Shrink's x + bias, Gelu's x); a
+    runtime computing through a product with a 0/1 mask, or an approximation of erf, gives
+    inf * 0, NaN."""
     x = np.asarray(example.inputs[example.node_inputs[0]])
     if x.dtype.kind in "biu":
         return False
@@ -786,7 +803,8 @@ GELU = Elementwise(
     **_accuracy(4, "no numpy erf in float32: erff documented within 2 ULP of the correctly rounded result (glibc 1, "
                    "libmvec 2, CUDA 2: PRECISION.md), plus three roundings, and for the tanh form x * sigmoid(2u) as "
                    "Sigmoid's 4", "TOSA erf 5 ULP, WebNN sigmoid 34 ULP"),
-    traits={"negative-below-minus-one": negative_input_below(-1.0), "tanh-approximation": gelu_tanh_form},
+    traits={"negative-below-minus-one": negative_input_below(-1.0), "tanh-approximation": gelu_tanh_form,
+            "infinite-input": infinite_input},
 )
 
 

@@ -56,7 +56,7 @@ SUB = Elementwise(
     op="Sub",
     real=lambda a, b: a - b,
     integer=lambda a, b: a - b,
-    traits=LEGACY_TRAITS,
+    traits={"lowest-subtrahend": lambda e: _lowest_subtrahend(e), **LEGACY_TRAITS},  # defined with Div's helpers
 )
 
 MUL = Elementwise(
@@ -141,6 +141,17 @@ def _product_beyond_type(example) -> bool:
     t, a, b = found
     products = np.asarray(np.asarray(a).astype(object) * np.asarray(b).astype(object))  # 0-d: a plain int
     return any(not t.lowest <= v <= t.max for v in products.reshape(-1))
+
+
+def _lowest_subtrahend(example) -> bool:
+    """A signed integer B holding its type's lowest value (int8 -128): the text's A - B is exact
+    where it fits (-127 - -128 is 1); a runtime computing A + (-B) negates B first, and -(-128)
+    does not fit int8 (saturated to 127 it gives 0)."""
+    found = _operands(example)
+    if found is None or found[0].kind != "int":
+        return False
+    t, _, b = found
+    return bool((np.asarray(b) == t.lowest).any())
 
 
 def _inexact_reciprocal(example) -> bool:

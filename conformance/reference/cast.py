@@ -487,10 +487,11 @@ def to_e8m0(example: Example) -> bool:
 
 
 def int32_min_to_bool(example: Example) -> bool:
-    """An int32 input holding -2**31 cast to bool: the text gives true (it is not 0); a runtime
-    testing x != 0 through a negation or an absolute value (which overflow there) gives false."""
+    """An int32 input holding -2**31 cast to bool (or an int64 one, which a runtime keeping int64 in
+    32 bits reads so): the text gives true (it is not 0); a runtime testing x != 0 through a
+    negation or an absolute value (which overflow there) gives false."""
     source, target = _source_target(example)
-    if source.name != "int32" or target.name != "bool":
+    if source.name not in ("int32", "int64") or target.name != "bool":
         return False
     return bool((np.asarray(example.inputs[example.node_inputs[0]]) == np.iinfo(np.int32).min).any())
 
