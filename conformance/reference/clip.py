@@ -194,12 +194,6 @@ def nan_input(example: Example) -> bool:
     return x is not None and holds_nan(x)
 
 
-def int64_beyond_int32(example: Example) -> bool:
-    """An int64 input holding an element outside the int32 range."""
-    x = example.inputs.get("input")
-    return example.dtype == "int64" and x is not None and bool(((x < -(2**31)) | (x > 2**31 - 1)).any())
-
-
 # DirectML's DML_ELEMENT_WISE_CLIP_OPERATOR_DESC takes FLOAT Min and Max: for an integer tensor they
 # are converted to the tensor type by truncation toward zero (for floats, by round-to-nearest-even).
 # An integer bound that float32 cannot hold exactly therefore changes before the clip runs.
@@ -238,7 +232,7 @@ REFERENCE = OpReference(
     dtype_param="T",
     data_inputs=("input",),
     semantics=(Clip1, Clip6, Clip11, Clip13),
-    traits={"nan-bound": nan_bound, "nan-input": nan_input, "int64-beyond-int32": int64_beyond_int32},
+    traits={"nan-bound": nan_bound, "nan-input": nan_input},
     rules=("bound-not-scalar",),
     provider_notes={"DmlExecutionProvider": directml_clip_note},
 )
