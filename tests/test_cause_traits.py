@@ -348,3 +348,14 @@ def test_gelu_infinite_input():
         return example("Gelu", 20, {"T": "float"}, X=np.array(values, np.float32))
     assert holds("Gelu", "infinite-input", gelu([1.0, np.inf]))
     assert not holds("Gelu", "infinite-input", gelu([1.0, np.nan, 3.4e38]))
+
+
+def test_quantize_range_quotient_differs():
+    """The FakeQuantize range's arithmetic in float32: (1.0500001 + 6.7000003) / 25.500002 * 255 is
+    77.49999, so y is 77 where the text's 1.0500001 / 0.1 = 10.500001 rounds to 11, + 67 = 78."""
+    def q(x, scale, zero_point):
+        return example("QuantizeLinear", 19, {"T1": "float", "T2": "uint8"}, x=np.array(x, np.float32),
+                       y_scale=np.float32(scale), y_zero_point=np.uint8(zero_point))
+    assert holds("QuantizeLinear", "range-quotient-differs", q([1.0500001, 0.0], 0.1, 67))
+    assert not holds("QuantizeLinear", "range-quotient-differs", q([1.0, 2.0, 200.0], 1.0, 3))
+    assert not holds("QuantizeLinear", "range-quotient-differs", q([1.05, 0.0], 0.1, 67))  # 10.499999: 77 either way

@@ -211,3 +211,48 @@ def test_the_runner_gives_same_type_casts_of_changing_dims_right_after_other_mod
     same_type = [r for r in report["results"] if len(set(r["id"].split("/")[-2:])) == 1 and r["id"].split("/")[-1] in carried]
     assert not [r["id"] for r in same_type if r["outcome"] not in ("pass", "unsupported")]
     assert report["complete"] and report["summary"]["crash"] == 0
+
+
+# float16 Mul with symbolic dims, one compiled model: OpenVINO's API alone. The finding
+# (docs/findings.md): once the compiled model has refused shapes that do not broadcast, it refuses
+# valid ones too. Prints each answer's values or "REFUSED".
+REFUSAL_STICKS = """
+import numpy as np
+import openvino as ov
+from onnx import TensorProto, helper
+
+graph = helper.make_graph([helper.make_node("Mul", ["A", "B"], ["C"])], "g",
+                          [helper.make_tensor_value_info("A", TensorProto.FLOAT16, ["a"]),
+                           helper.make_tensor_value_info("B", TensorProto.FLOAT16, ["b"])],
+                          [helper.make_tensor_value_info("C", TensorProto.FLOAT16, ["c"])])
+model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]).SerializeToString()
+core = ov.Core()
+compiled = core.compile_model(core.read_model(model, b""), "CPU", {"INFERENCE_PRECISION_HINT": "f32"})
+for a, b in [([1], [2]), ([], [1, 2]), ([2], [1, 2, 3])]:
+    request = compiled.create_infer_request()
+    try:
+        request.infer({"A": ov.Tensor(np.array(a, np.float16)), "B": ov.Tensor(np.array(b, np.float16))})
+        print(request.get_output_tensor(0).data.tolist())
+    except RuntimeError:
+        print("REFUSED")
+"""
+
+
+def test_a_compiled_model_that_refused_shapes_refuses_valid_ones_after():
+    run = subprocess.run([sys.executable, "-c", REFUSAL_STICKS], capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stderr[-500:]
+    assert run.stdout.split("\n")[:2] == ["[2.0]", "REFUSED"], run.stdout  # [0] x [2] does not broadcast
+    assert run.stdout.split("\n")[2] == "REFUSED", (
+        "OpenVINO now answers [2] x [1, 2, 3] after a refusal: the finding and the runner's fresh model "
+        f"after a refusal may go; {run.stdout}")
+
+
+def test_the_runner_answers_a_valid_case_right_after_its_model_refused_another():
+    """Mul-13 float16 at --seed 1, one compiled model: hypothesis-0005 ([1] x [1]) runs, 0006 ([0]
+    x [2]) is refused, as the text asks, and 0017 ([1] x [3]) after it is judged on its own."""
+    options = RunOptions(op="Mul", opset=13, dtypes=("float16",), seed=1)
+    wanted = ("Mul-13/hypothesis-0005/float16", "Mul-13/hypothesis-0006/float16", "Mul-13/hypothesis-0017/float16")
+    examples = [e for e in select_examples(options) if e.id in wanted]
+    assert [e.id for e in examples] == list(wanted)
+    found = {r.example.id: r for r in run_examples(examples, make_runner("openvino"), options)}
+    assert [found[w].outcome for w in wanted] == ["pass"] * 3, [found[w].verdict.message for w in wanted]

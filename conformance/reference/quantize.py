@@ -613,6 +613,32 @@ def reciprocal_differs(example: Example) -> bool:
     return to_integers(products, zps, target, NAN_FILLS[0]) != to_integers(q, zps, target, NAN_FILLS[0])
 
 
+def range_quotient_differs(example: Example) -> bool:
+    """QuantizeLinear to an integer type, computed as a FakeQuantize whose range the scale and zero
+    point give, each step in float32: low = (lowest - zp) * s, high = (max - zp) * s, y = lowest +
+    round((x - low) / (high - low) * (max - lowest)). Where that y is another than the text's (the
+    quotient rounded in the division's precision), a runtime that builds the range fails there."""
+    if not _is_quantize(example):
+        return False
+    found = _spread_quotients(example, IN_PRECISION)
+    granular = _granularity(example)
+    if found is None or granular is None or found[2].kind == "float":
+        return False
+    q, zps, target = found
+    x, scale, _ = _parts(example)
+    f32 = np.float32
+    with np.errstate(all="ignore"):
+        xs = x.astype(f32).reshape(-1)
+        scales = spread(scale, x.shape, granular).astype(f32).reshape(-1)
+        points = np.asarray(zps, dtype=np.float64).astype(f32)
+        low = (f32(target.lowest) - points) * scales
+        high = (f32(target.max) - points) * scales
+        levels = (xs - low) / (high - low) * f32(target.max - target.lowest)
+        ranged = np.clip(np.rint(levels), 0, target.max - target.lowest)
+    text = to_integers(q, zps, target, NAN_FILLS[0])
+    return any(np.isfinite(v) and int(v) + target.lowest != t for v, t in zip(ranged, text))
+
+
 def quotient_beyond_int32(example: Example) -> bool:
     """QuantizeLinear to an integer type: a quotient (in float32) of magnitude 2**31 or more, or
     infinite, which a runtime converting it to int32 before saturating gets wrong."""
@@ -787,6 +813,7 @@ TRAITS = {
     "ties": ties,
     "saturates": saturates,
     "reciprocal-differs": reciprocal_differs,
+    "range-quotient-differs": range_quotient_differs,
 }
 
 RULES = ("zero-point-shape", "output-dtype-mismatch", "axis-out-of-range", "scale-shape", "scale-rank", "block-size-range",

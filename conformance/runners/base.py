@@ -130,6 +130,10 @@ class SessionCache:
             self._items.move_to_end(built.data)
         return found
 
+    def forget(self, built: BuiltModel) -> None:
+        """Drop the session of this case's model, so that its next case gets a fresh one."""
+        self._items.pop(built.data, None)
+
     def _make(self, built: BuiltModel) -> tuple[Any, RunOutput | None]:
         heard = interruptions()
         try:
