@@ -7,6 +7,7 @@ available, 4 an output file that cannot be written; each command's help says wha
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import re
 import signal
 import sys
@@ -23,7 +24,8 @@ from rich.text import Text
 from . import casefile, registry, runtime_log, strategies
 from .errors import ConformError, OutputError, UnavailableError, UsageError
 from .execute import (DEFAULT_MAX_ELEMENTS, RunOptions, at_level, check_case_ids_found, chose_nothing, left_out_ops, parse_choice,
-                      parse_shapes, parse_shard, plan, planned_count, run_examples, select_examples, shard_scope, shrink_failures, unsaved_minimal_cases, whole_run)
+                      parse_shapes, parse_shard, plan, planned_count, run_examples, select_examples, shard_scope, shrink_failures, streamed_examples,
+                      unsaved_minimal_cases, whole_run)
 from .parallel import WorkerPool, shrink_side_by_side, shrinks_side_by_side, worker_count
 from .expectations import failing_outcomes, judging, named_ids, unmatched_entries, variant_of
 from .expectations import load as load_expectations
@@ -311,7 +313,8 @@ def run_command(
     ledger = Ledger(judging(expectations, runner_info, failing_outcomes(options), strict),
                     lambda result: variant_of(result, runner_info), named_ids(expectations),
                     report_every_case=report_passes, keep_all=bool(write_expect),
-                    spool_dir=None if is_stdout(path) or is_stream(path) else path.parent, record=json_report.record_line)
+                    spool_dir=None if is_stdout(path) or is_stream(path) else path.parent, record=json_report.record_line,
+                    several_variants=len(options.modes) * len(levels) > 1, names_unsupported=verbose)
     try:
         with _Stops() as stops:
             with stops.work():
@@ -552,7 +555,8 @@ def _generated_execution(options: RunOptions, jobs: int | None, spec: RunnerSpec
     """How a generated run executes at one optimization level: serially, or across worker processes."""
     units = plan(options)
     workers = worker_count(jobs, len(units))
-    selected = select_examples(options, units) if workers == 1 else []
+    # With --case, drawn first: a misspelt id is told before any case runs.
+    selected = select_examples(options, units) if workers == 1 and options.case_ids else None
 
     def execute(runner, level: str, on_result, shrunk_into: Path, waiting) -> list:
         """Each of the level's results given to `on_result` as it comes; then the failing ones
@@ -560,8 +564,10 @@ def _generated_execution(options: RunOptions, jobs: int | None, spec: RunnerSpec
         cases attached (written to `shrunk_into`)."""
         leveled = dataclasses.replace(spec, optimizations=level)
         if workers == 1:
-            _with_progress(_run_label(options), len(selected) * len(options.modes), on_result,
-                           lambda advance, _: run_examples(selected, runner, options, advance, collect=False))
+            examples = streamed_examples(options, units) if selected is None else selected
+            total = planned_count(units, options) if selected is None else len(selected) * len(options.modes)
+            _with_progress(_run_label(options), total, on_result,
+                           lambda advance, _: run_examples(examples, runner, options, advance, collect=False))
             side_by_side = (lambda tasks: shrink_side_by_side(tasks, options, leveled, _note)) \
                 if shrinks_side_by_side(jobs) else None
             return shrink_failures(waiting(), runner, options, shrunk_into, side_by_side)
@@ -792,8 +798,13 @@ def generate_command(
         # Workers write as they go: where a test may be there already, and is not to be replaced,
         # every case is drawn first, so that nothing is written when one would be.
         # With --case, in this process: a few tests, and a misspelt id is told before anything is written.
-        if workers > 1 and not options.case_ids and (force or not names_taken(units, options, out_dir)):
+        none_taken = not options.case_ids and (force or not names_taken(units, options, out_dir))
+        if workers > 1 and none_taken:
             manifest = generate_units(units, options, writing, write_all)
+        elif none_taken:  # drawn as they are written: memory flat in the number of tests
+            examples = streamed_examples(options, units)
+            first = next(examples, None)  # with nothing to write, says so before the folder is made
+            manifest = generate(itertools.chain([first] if first is not None else [], examples), writing, none_taken=True)
         else:
             manifest = generate(select_examples(options, units), writing)
     if interrupted:  # before the first test, or while the manifest was written

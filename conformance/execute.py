@@ -377,6 +377,20 @@ def select_examples(options: RunOptions, units: list[WorkUnit] | None = None) ->
     return chosen
 
 
+def streamed_examples(options: RunOptions, units: list[WorkUnit]) -> Iterator[Example]:
+    """The examples `select_examples` gives, drawn unit by unit as they are asked for, so that a
+    serial run holds one unit's at a time; its checks (every `--case` found, a case chosen) are
+    made once the last is given, as a pool's are once its last unit is done."""
+    named, seen, chosen = set(options.case_ids), set(), False
+    for unit in units:
+        for example in examples_of(unit, options):
+            chosen = True
+            if example.id in named:
+                seen.add(example.id)
+            yield example
+    check_chosen(seen, chosen, options)
+
+
 def in_shard(case_id: str, index: int, count: int) -> bool:
     """Shard membership from the case id alone: the same split on every machine, for the same seed."""
     return stable_seed("shard", case_id) % count == index - 1

@@ -335,29 +335,38 @@ class Manifest(dict):
         self.finished = finished
 
 
-def generate(examples: Iterable[Example], options: GenerateOptions) -> Manifest:
-    """Write one test directory per valid example and add them to the folder's manifest; return it."""
-    examples = list(examples)
-    names = [test_name(e) for e in examples]
+def generate(examples: Iterable[Example], options: GenerateOptions, none_taken: bool = False) -> Manifest:
+    """Write one test directory per valid example and add them to the folder's manifest; return it.
+    Unless `--force`, or the caller found that none of the tests is there already (`none_taken`,
+    see `names_taken`), every example is drawn first, so that nothing is written when a test would
+    be replaced; else each is drawn as it is written."""
+    if not (options.force or none_taken):
+        examples = list(examples)
     with _claimed(options.out) as before:
-        if not options.force:
-            existing = [n for n in names if (options.out / n).exists()]
-            if existing:
-                raise UsageError(f"{options.out / existing[0]} already exists ({len(existing)} tests would be replaced); "
-                                 "use --force to replace them")
+        if isinstance(examples, list) and not options.force:
+            _refuse_replacing(options.out, [test_name(e) for e in examples])
         _write_manifest(options, before, [], finished=False)
         entries: list[dict] = []
-        in_hand = None  # the entry and files of the test being written
+        in_hand, name = None, None  # the entry and files of the test being written, and its name
         try:
-            for example, name in zip(examples, names):
+            for example in examples:
+                name = test_name(example)
                 in_hand = entry, files = _planned(example, name, options)
                 _write_planned(options.out, name, files)
                 entries.append(entry)
+                name = None
         except KeyboardInterrupt:
             # Ctrl-C or SIGTERM: the tests written so far stay, and the manifest says how far it got.
-            if len(entries) < len(names):
-                _settle_interrupted(options.out, names[len(entries)], in_hand, entries)
-        return _write_manifest(options, before, entries, finished=len(entries) == len(examples))
+            if name is not None:
+                _settle_interrupted(options.out, name, in_hand, entries)
+            return _write_manifest(options, before, entries, finished=False)
+        return _write_manifest(options, before, entries, finished=True)
+
+
+def _refuse_replacing(out: Path, names: list[str]) -> None:
+    existing = [n for n in names if (out / n).exists()]
+    if existing:
+        raise UsageError(f"{out / existing[0]} already exists ({len(existing)} tests would be replaced); use --force to replace them")
 
 
 def _write_planned(out: Path, name: str, files: dict[str, bytes]) -> None:

@@ -8,9 +8,11 @@ each result as it comes (`add`), applies the expectations file to it, and keeps 
   unsupported), counted per op x version x dtype, outcome, variant and what tells them
   apart (the reading followed, the refusal, the expectation matched);
 - whole, the results that are read one by one: every failing outcome, xpass, lenient, imprecise
-  and skipped (the JSON report's records); and the unsupported ones, the first few of each type
-  binding whole and the rest without their inputs, expected values and outputs (the hints read
-  their refusals);
+  and skipped (the JSON report's records); and the unsupported ones: the first of each type
+  binding whole, the next few without their inputs, expected values and outputs where the
+  console names them (`--verbose`), and the rest counted (kept bare only in a run of several
+  input modes or levels, whose hints tell whether they are confined to one); the hints fold
+  every refusal as it comes;
 - the precision profile, folded as results come;
 - the op versions and variants that ran, the entries matched, and the ids that ran among those a
   `case:` entry names (what judges an entry stale).
@@ -21,8 +23,8 @@ that this module stays below the expectations' and the reports'.
 With `report_every_case` (`--report-passes`) every counted result's whole record is also written, as
 it comes, to a spool file beside the report, and the report holds every case. With `keep_all`
 (`--write-expect`, which weighs passing cases against the traits that explain failures) every result
-is kept, without its expected values and outputs. A run's failing results (FAILING) are judged
-only once hypothesis has shrunk them (`settle`, `finish`).
+is kept, without its expected values and outputs. A run's failing results (FAILING) that no
+expectation excuses are judged only once hypothesis has shrunk them (`settle`, `finish`).
 """
 
 from __future__ import annotations
@@ -39,11 +41,12 @@ from .compare import AMBIGUOUS, PASS, UNSUPPORTED, XFAIL
 from .precision import ProfileFold
 from .reference.expected import Expected
 from .report import FAILING, MAX_NAMED
+from .report.hints import RefusalFold
 
 COUNTED = (PASS, AMBIGUOUS, XFAIL, UNSUPPORTED)
-# Of each op version's unsupported cases in one type binding and variant, how many stay whole in
-# memory: the console's panel shows the first and names MAX_NAMED more.
-WHOLE_PER_BINDING = MAX_NAMED + 1
+# Of each op version's unsupported cases in one type binding and variant, how many stay in memory:
+# the console's panel shows the first whole and names MAX_NAMED more.
+WHOLE_PER_BINDING, KEPT_PER_BINDING = 1, MAX_NAMED + 1
 MESSAGE_CHARACTERS = 200  # of a refusal, what a tally row keeps
 
 
@@ -63,10 +66,15 @@ class Ledger:
 
     def __init__(self, judge: Callable = lambda result: (result, None), variant: Callable | None = None,
                  named_ids: set[str] = frozenset(), *, report_every_case: bool = False, keep_all: bool = False,
-                 spool_dir: Path | None = None, record: Callable | None = None) -> None:
+                 spool_dir: Path | None = None, record: Callable | None = None, several_variants: bool = True,
+                 names_unsupported: bool = True) -> None:
         """`judge(result)`: the result as the expectations file leaves it, and the index of the entry
         it counts as a match of (expectations.judge_result); `variant(result)`: its op, version,
-        mode and level (expectations.variant_of); `named_ids`: the ids `case:` entries name."""
+        mode and level (expectations.variant_of); `named_ids`: the ids `case:` entries name;
+        `several_variants`: whether cases may run in several input modes or optimization levels
+        (only then are a case's outcomes in each, and every unsupported case's mode, kept);
+        `names_unsupported`: whether the console will name a binding's unsupported cases past
+        the first (`--verbose`)."""
         self._judge_one = judge
         self._variant_of = variant or _own_variant
         self._keep_all = keep_all
@@ -76,6 +84,9 @@ class Ledger:
         self._kept: list[tuple[int, object]] = []
         self._everything: list[tuple[int, object]] = []  # keep_all: every result, slim
         self._whole_unsupported: Counter = Counter()
+        self._several_variants = several_variants
+        self._named_unsupported = KEPT_PER_BINDING if names_unsupported else WHOLE_PER_BINDING
+        self.refusals = RefusalFold()
         self.counts: Counter = Counter()  # (op, since_version, dtype, outcome) -> results
         self.tallies: dict[tuple, list] = {}  # tally key -> [count, ids]
         self.profile = ProfileFold()
@@ -98,12 +109,15 @@ class Ledger:
     # Hearing results
 
     def add(self, result) -> None:
-        """Hear one result as the run judged it; a failing one waits for `finish` (shrinking)."""
+        """Hear one result as the run judged it; one that fails the run, as the expectations leave
+        it, waits for `finish` (shrinking). A known deviation is counted at once: it needs no
+        minimal case, and a run of thousands of them keeps none in memory."""
         self._sequence += 1
-        if result.outcome in FAILING:
+        judged = self._judge_one(result) if result.outcome in FAILING else None
+        if judged is not None and judged[0].outcome in FAILING:
             self._waiting.append((self._sequence, result))
         else:
-            self._judge(self._sequence, result)
+            self._judge(self._sequence, result, judged)
 
     def waiting(self) -> list:
         """The failing results heard so far, in run order: what hypothesis shrinks."""
@@ -123,8 +137,8 @@ class Ledger:
         self._kept.sort(key=lambda pair: pair[0])
         self._everything.sort(key=lambda pair: pair[0])
 
-    def _judge(self, sequence: int, result) -> None:
-        judged, index = self._judge_one(result)
+    def _judge(self, sequence: int, result, judged: tuple | None = None) -> None:
+        judged, index = judged or self._judge_one(result)
         if index is not None:
             self.used.add(index)
         example, outcome = judged.example, judged.outcome
@@ -133,6 +147,7 @@ class Ledger:
             self.ran_named_ids.add(example.id)
         self.counts[(example.op, example.version.since_version, example.dtype, outcome)] += 1
         self.profile.add(judged)
+        self.refusals.add(judged)
         self._note_facts(judged)
         if self._keep_all:
             self._everything.append((sequence, slim(judged)))
@@ -151,9 +166,20 @@ class Ledger:
             self._keep_unsupported(sequence, result)
 
     def _keep_unsupported(self, sequence: int, result) -> None:
-        family = (result.example.op, result.example.version.since_version, result.example.binding, _variant(result))
+        family = _unsupported_family(result)
         self._whole_unsupported[family] += 1
-        self._kept.append((sequence, result if self._whole_unsupported[family] <= WHOLE_PER_BINDING else bare(result)))
+        if self._whole_unsupported[family] <= WHOLE_PER_BINDING:
+            self._kept.append((sequence, result))
+        elif self._whole_unsupported[family] <= self._named_unsupported or self._several_variants:
+            # Past the panel's names, only where the hints tell whether they are confined to one input mode.
+            self._kept.append((sequence, bare(result)))
+
+    def unsupported_not_kept(self, result) -> int:
+        """How many unsupported results of this one's family (op version, type binding and
+        variant) the ledger counted without keeping them (0 for a result of another outcome)."""
+        if self._several_variants or result.outcome != UNSUPPORTED:
+            return 0
+        return max(0, self._whole_unsupported[_unsupported_family(result)] - self._named_unsupported)
 
     def _note_facts(self, result) -> None:
         facts = self.facts
@@ -163,7 +189,7 @@ class Ledger:
         variant = _variant(result)
         if variant:
             facts.variants.add(variant)
-            if result.outcome != PASS:
+            if result.outcome != PASS and self._several_variants:
                 facts.variants_by_case.setdefault(result.example.id, {})[variant] = result.outcome
 
     # What the run's reports read
@@ -219,6 +245,10 @@ class Ledger:
             self._spool.close()
 
 
+def _unsupported_family(result) -> tuple:
+    return result.example.op, result.example.version.since_version, result.example.binding, _variant(result)
+
+
 def _own_variant(result) -> tuple:
     """A result's op, since-version, input mode and optimization level, as tagged on it."""
     example = result.example
@@ -269,10 +299,13 @@ def slim(result):
 
 
 def bare(result):
-    """A result as slim as an unsupported case's note needs it: `slim`, its inputs dropped too
-    (what it was refused for, its binding and variant are what the hints and panels read)."""
+    """A result as slim as an unsupported case's name in a panel needs it: `slim`, its inputs,
+    spec and the runtime's whole message dropped too (its name, binding and variant are what the
+    panels and the hints read; the hints folded its refusal's words as it came)."""
     lighter = slim(result)
-    return dataclasses.replace(lighter, example=dataclasses.replace(result.example, inputs={}, expect_outputs=None))
+    extra = {key: value for key, value in result.extra.items() if key != "detail"}
+    return dataclasses.replace(lighter, example=dataclasses.replace(result.example, inputs={}, expect_outputs=None, spec=""),
+                               extra=extra)
 
 
 def _merged_by_sequence(*streams: Iterable[tuple[int, str]]) -> Iterator[tuple[int, str]]:

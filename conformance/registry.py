@@ -14,7 +14,7 @@ type at all cannot be built, and its `refusal` says which and why (`type_binding
 from __future__ import annotations
 
 import itertools
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cache, cached_property
 
 import onnx
@@ -100,6 +100,14 @@ class OpVersion:
     # writes them (`seq(tensor(float))`): left out of `type_constraints`, which conform builds
     # cases from, and kept here so that the constraint is still whole (`type_constraint_text`).
     left_out: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    # Made by `versions` from onnx.defs: pickled by name, so that the results a worker sends share
+    # the receiver's one object per version (~2 KB each, with 100,000s of results in a run).
+    registered: bool = field(default=False, compare=False, repr=False)
+
+    def __reduce__(self):
+        if self.registered:
+            return _registered_version, (self.op, self.since_version)
+        return super().__reduce__()
 
     @property
     def output_names(self) -> tuple[str, ...]:
@@ -262,10 +270,16 @@ def _output_reason(schema: onnx.defs.OpSchema) -> str | None:
     return None
 
 
+def _registered_version(op: str, since_version: int) -> OpVersion:
+    """The one object `versions` holds for this version (how a registered OpVersion unpickles)."""
+    return next(v for v in versions(op) if v.since_version == since_version)
+
+
 def _from_schema(schema: onnx.defs.OpSchema) -> OpVersion:
     option = onnx.defs.OpSchema.FormalParameterOption
     last = len(schema.inputs) - 1
     return OpVersion(
+        registered=True,
         op=schema.name,
         since_version=schema.since_version,
         inputs=tuple(

@@ -9,7 +9,7 @@ import pytest
 
 from conformance.compare import AMBIGUOUS, FAIL, PASS, UNSUPPORTED, Verdict
 from conformance.execute import Result, RunOptions, select_examples
-from conformance.ledger import COUNTED, WHOLE_PER_BINDING, Ledger
+from conformance.ledger import COUNTED, KEPT_PER_BINDING, WHOLE_PER_BINDING, Ledger
 from conformance.reference.base import Expected, Reading
 from conformance.report import exit_code, outcomes_of
 from conformance.report.merge import merge
@@ -48,6 +48,35 @@ def test_unsupported_results_are_kept_slim_past_the_first_of_each_binding():
         assert whole == of_binding[:WHOLE_PER_BINDING], \
             f"{binding}: {len(whole)} unsupported results kept whole, not the first {WHOLE_PER_BINDING}"
         assert all(not r.actual and not r.example.inputs for r in of_binding[WHOLE_PER_BINDING:])
+
+
+def test_a_run_of_one_variant_counts_its_unsupported_results_past_the_first_of_each_binding():
+    """Memory flat in unsupported cases: past each binding's first few, a run of one input mode and
+    optimization level keeps their counts only, and its hints, last line and panels still count all."""
+    from io import StringIO
+
+    from rich.console import Console
+
+    from conformance.report.console import render
+    from conformance.report.hints import unjudged_line
+
+    examples = [e for e in slice_examples(200) if e.binding == slice_examples(1)[0].binding][:40]
+    ledger = Ledger(several_variants=False)
+    for example in examples:
+        ledger.add(result_of(example, UNSUPPORTED, "no kernel for symbolic dims"))
+    ledger.finish()
+    assert len(ledger.kept) == KEPT_PER_BINDING, "past those a panel names, only counted"
+    assert ledger.unsupported_not_kept(ledger.kept[0]) == 40 - KEPT_PER_BINDING
+    assert ledger.refusals.unsupported == 40 and ledger.refusals.unsupported_asking == 40
+    assert unjudged_line(ledger).startswith("40 of 40 cases unsupported")
+    assert "try --shapes static" in unjudged_line(ledger)
+    out = StringIO()
+    render(ledger, Console(file=out, width=200), show=(UNSUPPORTED,))
+    assert f"unsupported too: 39 more cases of Slice-13 in float/" in out.getvalue(), out.getvalue()[-600:]
+    unnamed = Ledger(several_variants=False, names_unsupported=False)  # no --verbose: no panel names them
+    for example in examples:
+        unnamed.add(result_of(example, UNSUPPORTED, "no kernel for symbolic dims"))
+    assert len(unnamed.kept) == WHOLE_PER_BINDING and unnamed.unsupported_not_kept(unnamed.kept[0]) == 39
 
 
 def test_results_stay_in_run_order_when_failures_are_judged_after_shrinking():

@@ -156,3 +156,20 @@ def test_an_op_is_found_in_the_module_named_after_it_whatever_its_case():
     assert for_op("constantofshape") is for_op("ConstantOfShape") and for_op("SLICE").op == "Slice"
     assert for_op("Add").family is not None and for_op("Add") is for_op("Add")  # a family op, built once
 
+
+
+def test_a_registered_version_pickles_by_name_and_unpickles_as_the_one_object():
+    """Results a worker sends carry their OpVersion: by name, the receiver keeps one object per
+    version, not one per result (a run's main process holds 100,000s of results' worth)."""
+    import dataclasses
+    import pickle
+
+    from conformance.registry import versions
+
+    version = versions("Slice")[-1]
+    data = pickle.dumps(version)
+    assert pickle.loads(data) is version
+    assert len(data) < 200, f"{len(data)} bytes: the schema's fields went along"
+    made_here = dataclasses.replace(version, registered=False)  # not from onnx.defs: pickled whole
+    again = pickle.loads(pickle.dumps(made_here))
+    assert again == version and again is not version

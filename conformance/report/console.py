@@ -110,13 +110,14 @@ def print_table(console: Console, table: Table) -> None:
 _UNLIMITED = 100_000  # columns: wider than any table conform draws
 
 
-def draw_family(console: Console, result, others: list | tuple = ()) -> None:
+def draw_family(console: Console, result, others: list | tuple = (), untold: int = 0) -> None:
     """One notable result in full, the rest of its family (see `families`) named after it, then
     the commands that replay it. In a terminal the result is a panel; elsewhere (a CI log, a file)
     it is plain lines under a rule, as long as they need to be: a box and its width wrap a long
     line into pieces that neither grep nor a copy-paste get back. The replay commands are outside
-    the box either way, one line each (the terminal folds it, a copy of it is whole)."""
-    body, outcome = failure_text(result, others), result.verdict.outcome
+    the box either way, one line each (the terminal folds it, a copy of it is whole). `untold`: how
+    many more of the family the run counted without keeping them."""
+    body, outcome = failure_text(result, others, untold=untold), result.verdict.outcome
     style = STYLES.get(outcome, "white")
     if console.is_terminal:
         console.print(Panel(body, title=outcome.upper(), border_style=style))
@@ -129,7 +130,7 @@ def draw_family(console: Console, result, others: list | tuple = ()) -> None:
         console.print()
 
 
-def failure_text(result, others: list | tuple = (), verdict_line: bool = True) -> Text:
+def failure_text(result, others: list | tuple = (), verdict_line: bool = True, untold: int = 0) -> Text:
     """What a family's panel says: the first result in full (what was asked, expected and came
     back, and where they differ), the others named, and the minimal case hypothesis shrank to.
     Without `verdict_line`, the outcome and message are left to the caller, which shows them first."""
@@ -162,8 +163,8 @@ def failure_text(result, others: list | tuple = (), verdict_line: bool = True) -
         for line in found.details() if index == 0 else found.lines():
             body.append(line + "\n")
     body.append(_crash_text(result, others))
-    if others:
-        body.append(_others_text(result, others) + "\n", style=STYLES.get(verdict.outcome, ""))
+    if others or untold:
+        body.append(_others_text(result, others, untold) + "\n", style=STYLES.get(verdict.outcome, ""))
     minimal = result.extra.get("minimal")
     if minimal and "skipped" in minimal:
         body.append(f"{minimal['skipped']}\n", style="dim")
@@ -241,11 +242,12 @@ def _case_family(example) -> str | None:
     return example.name
 
 
-def _others_text(result, others) -> str:
+def _others_text(result, others, untold: int = 0) -> str:
     outcome = result.outcome
     if outcome == UNSUPPORTED:
         named = [r.example.name for r in others]
-        head = f"{outcome} too: {len(others)} more {plural('case', len(others))} of {result.example.version.label} in {_binding(result)}"
+        more = len(others) + untold
+        head = f"{outcome} too: {more} more {plural('case', more)} of {result.example.version.label} in {_binding(result)}"
     elif _case_family(result.example) is None:
         bindings = Counter(_binding(r) for r in others)
         named = [f"{label} ({count})" for label, count in bindings.items()]
@@ -255,7 +257,8 @@ def _others_text(result, others) -> str:
         named = [_binding(r) for r in others]
         kinds = "type bindings and variants" if any(_variant(r) for r in others) else "type bindings"
         head = f"{outcome} too: this case in {len(others)} more of its {kinds}"
-    listed = ", ".join(named[:MAX_NAMED]) + (f" and {len(named) - MAX_NAMED} more" if len(named) > MAX_NAMED else "")
+    total = len(named) + untold
+    listed = ", ".join(named[:MAX_NAMED]) + (f" and {total - MAX_NAMED} more" if total > MAX_NAMED else "")
     where = "counted in the JSON report's tallies" if outcome in COUNTED else "each in the JSON report"
     return f"{head}: {listed} ({where})"
 
@@ -291,9 +294,9 @@ def render(results, console: Console, report_path: str | None = None, show: tupl
         print_table(console, precision_table(rows))
     grouped = families([r for r in ledger.kept if r.outcome in show])
     for first, *others in grouped[:MAX_DETAILED]:
-        draw_family(console, first, others)
+        draw_family(console, first, others, ledger.unsupported_not_kept(first))
     if len(grouped) > MAX_DETAILED:
-        left = sum(len(family) for family in grouped[MAX_DETAILED:])
+        left = sum(len(family) + ledger.unsupported_not_kept(family[0]) for family in grouped[MAX_DETAILED:])
         hidden = len(grouped) - MAX_DETAILED
         console.print(f"... and {left} more in {hidden} more {plural('family', hidden)}; every one is in the JSON report.",
                       soft_wrap=True, markup=False)

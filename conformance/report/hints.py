@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from dataclasses import dataclass, field
 
 from ..adapter_loss import adapter_loss_hint
 from ..compare import FAIL, UNSUPPORTED
@@ -38,6 +39,44 @@ CONSTANT_WORDS = re.compile(
 STATIC_WORDS = re.compile(f"{SHAPE_WORDS.pattern}|{CONSTANT_WORDS.pattern}", re.IGNORECASE)
 # Refusals (a valid case refused, or a runtime without the kernel): outcomes with no outputs.
 REFUSING = (FAIL, UNSUPPORTED)
+
+
+# How many distinct refusal messages a run counts: the most common one is named, and a runtime's
+# refusals share a few messages, where a message naming each case's shapes would grow with cases.
+DISTINCT_MESSAGES = 1000
+
+
+@dataclass
+class RefusalFold:
+    """What the hints read of a run's refusals, folded one result at a time, so that a run keeps
+    its refusals' counts rather than the refusals: how many refusals (REFUSING with no outputs)
+    and unsupported cases there were, how many of each mention STATIC_WORDS, whether any unsupported one
+    mentions shapes or constant inputs, and the unsupported cases' messages, counted."""
+
+    refusals: int = 0
+    refusals_asking: int = 0
+    unsupported: int = 0
+    unsupported_asking: int = 0
+    asked: set = field(default_factory=set)  # SHAPES_ASKED, CONSTANT_ASKED: what some unsupported case asks for
+    messages: Counter = field(default_factory=Counter)
+
+    def add(self, result) -> None:
+        if result.outcome not in REFUSING:
+            return
+        words = _words(result)
+        asking = bool(STATIC_WORDS.search(words))
+        if not result.actual:
+            self.refusals += 1
+            self.refusals_asking += asking
+        if result.outcome != UNSUPPORTED:
+            return
+        self.unsupported += 1
+        self.unsupported_asking += asking
+        if asking:
+            self.asked.update(kind for kind, pattern in ((SHAPES_ASKED, SHAPE_WORDS), (CONSTANT_ASKED, CONSTANT_WORDS))
+                              if pattern.search(words))
+        if result.verdict.message in self.messages or len(self.messages) < DISTINCT_MESSAGES:
+            self.messages[result.verdict.message] += 1
 
 
 def run_notes(results) -> list[str]:
@@ -107,17 +146,14 @@ def _case_key(result) -> tuple:
 def _asks_for_static(ledger) -> str | None:
     """A pointer to `--shapes static` and `--mode initializer` (those the run did not use) when
     more than half of its refusals mention dynamic or symbolic shapes, or inputs that are not constant."""
-    refusals = [r for r in ledger.kept if r.outcome in REFUSING and not r.actual]
-    if not refusals:
-        return None
-    asking = Counter(bool(STATIC_WORDS.search(_words(r))) for r in refusals)[True]
-    if asking * 2 <= len(refusals):
+    fold = ledger.refusals
+    if not fold.refusals or fold.refusals_asking * 2 <= fold.refusals:
         return None
     tries = [option for _, option in _untried(ledger.facts, (SHAPES_ASKED, CONSTANT_ASKED))]
     if not tries:
         return None
-    return (f"{asking} of {len(refusals)} {plural('refusal', len(refusals))} mention dynamic or symbolic shapes or "
-            f"non-constant inputs: the runtime may need static shapes and constant inputs (try {' and '.join(tries)})")
+    return (f"{fold.refusals_asking} of {fold.refusals} {plural('refusal', fold.refusals)} mention dynamic or symbolic "
+            f"shapes or non-constant inputs: the runtime may need static shapes and constant inputs (try {' and '.join(tries)})")
 
 
 # What a runtime's refusals may ask for, as `unjudged_line` names it.
@@ -143,19 +179,16 @@ def unjudged_line(results, runtime: str = "the runtime") -> str | None:
     shapes or constant inputs, as `_asks_for_static` counts them, and the run did not use that
     option), else the most common refusal. None for a run that judged most of its cases."""
     ledger = as_ledger(results)
-    unsupported = [r for r in ledger.kept if r.outcome == UNSUPPORTED]
-    if not unsupported or len(unsupported) * 2 <= ledger.total:
+    fold = ledger.refusals
+    if not fold.unsupported or fold.unsupported * 2 <= ledger.total:
         return None
-    head = f"{len(unsupported):,} of {ledger.total:,} cases unsupported: most of the run was not judged"
-    words = [_words(r) for r in unsupported]
-    if sum(bool(STATIC_WORDS.search(text)) for text in words) * 2 > len(words):
-        asked = [kind for kind, pattern in ((SHAPES_ASKED, SHAPE_WORDS), (CONSTANT_ASKED, CONSTANT_WORDS))
-                 if any(pattern.search(text) for text in words)]
-        tries = _untried(ledger.facts, asked)
+    head = f"{fold.unsupported:,} of {ledger.total:,} cases unsupported: most of the run was not judged"
+    if fold.unsupported_asking * 2 > fold.unsupported:
+        tries = _untried(ledger.facts, [kind for kind in (SHAPES_ASKED, CONSTANT_ASKED) if kind in fold.asked])
         if tries:
             refused, options = (" and ".join(part) for part in zip(*tries))
             return f"{head} ({runtime} refuses {refused}; try {options})"
-    message, count = Counter(r.verdict.message for r in unsupported).most_common(1)[0]
+    message, count = fold.messages.most_common(1)[0]
     return f"{head} (the most common refusal, {count:,} of them: {message})"
 
 

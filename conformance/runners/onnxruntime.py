@@ -106,7 +106,7 @@ class OnnxRuntimeRunner:
                 f"provider '{provider}' ({self.execution_provider}) not available (available: {', '.join(available)})"
                 + (f"; to install it: {install}" if install else "")
             )
-        self._sessions = SessionCache(self._create, self._refused, SESSIONS_KEPT.get(self.provider, 512))
+        self._sessions = SessionCache(self._create, self._refused, SESSIONS_KEPT.get(self.provider, SessionCache.SIZE))
         self._checked_fallback: dict[bytes, str | None] = {}  # per model: None, or the fallback message
         # onnxruntime refuses a type it has not registered the same way for every model, and the
         # refusal is slow; remembering it per type keeps such runs fast without changing verdicts.
