@@ -41,7 +41,7 @@ from .compare import AMBIGUOUS, PASS, UNSUPPORTED, XFAIL
 from .precision import ProfileFold
 from .reference.expected import Expected
 from .report import FAILING, MAX_NAMED
-from .report.hints import RefusalFold
+from .report.refusals import RefusalFold
 
 COUNTED = (PASS, AMBIGUOUS, XFAIL, UNSUPPORTED)
 # Of each op version's unsupported cases in one type binding and variant, how many stay in memory:
