@@ -31,7 +31,7 @@ from .expectations import failing_outcomes, judging, named_ids, unmatched_entrie
 from .expectations import load as load_expectations
 from .expectations import judge_unmatched, not_judged_lines, stale_among
 from .ledger import Ledger
-from .expectations import write_file as write_expectations
+from .expectations import WrittenFrom, write_file as write_expectations
 from .reference import covered_ops, for_op
 from .report import console as console_report
 from .report import exit_code, gate_record, json_report, plural
@@ -371,7 +371,8 @@ def _report_run(ledger: Ledger, asked: _Asked, stops: "_Stops") -> NoReturn:
     written = []  # what the run wrote besides its JSON report, told after the console report
     if write_expect:
         with writes.attempt():
-            written.append(write_expectations(ledger.everything, expectations, stale, runner_info, write_expect, options))
+            run = WrittenFrom(ledger.everything, ledger.passing_of, ledger.pass_variants_of)
+            written.append(write_expectations(run, expectations, stale, runner_info, write_expect, options))
     # Recorded: the JUnit report and merge judge by it.
     gate = gate_record(options.strict_validation, options.fail_on_unsupported, strict, options.strict_precision)
     doc = json_report.ledger_document(ledger, runner_info, None if from_dirs else options.seed, _options_record(options) | gate)

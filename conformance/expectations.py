@@ -51,9 +51,11 @@ from __future__ import annotations
 import dataclasses
 import fnmatch
 import io
+import itertools
 import shlex
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable, Iterable
 
 from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
@@ -418,7 +420,19 @@ def _first_match(result, expectations: list[Expectation], runner_info: dict) -> 
     return next((i for i, e in enumerate(expectations) if e.matches(result, runner_info)), None)
 
 
-def write_file(results: list, expectations: list[Expectation], stale: list[Expectation], runner_info: dict,
+@dataclass(frozen=True)
+class WrittenFrom:
+    """What `write_file` reads of a run: the results it keeps in memory (all but the passes of
+    cases no `case:` entry names, which a run keeps on disk), the passing results of an op version
+    (op, since-version) read back as a family of it asks, and the (mode, level) variants each op
+    version's passes ran in."""
+
+    kept: list
+    passing_of: Callable[[str, int], Iterable] = lambda op, since: ()
+    variants_of: Callable[[str, int], set] = lambda op, since: set()
+
+
+def write_file(results: "list | WrittenFrom", expectations: list[Expectation], stale: list[Expectation], runner_info: dict,
                path: Path, options) -> str:
     """Write the run's deviations as an expectations file that makes the same run pass, and
     return the line that tells what it holds. `results` are as `apply` left them.
@@ -429,11 +443,13 @@ def write_file(results: list, expectations: list[Expectation], stale: list[Expec
     are kept as written, reasons and all, but for what the run shows fixed: a stale entry, the
     cases of a `case:` entry that now pass, an entry whose every case passes. That file is edited
     in YAML's round-trip mode, so its comments, flow lists and key order stay as a person wrote them."""
+    run = results if isinstance(results, WrittenFrom) else WrittenFrom(list(results))
+    results = run.kept
     by_case: dict[str, list] = {}  # each case's results, one a variant it ran in
     for result in results:
         by_case.setdefault(result.example.id, []).append(result)
     kept, fixed, taken_out = _kept_entries(results, by_case, expectations, stale, runner_info, options)
-    added = _observed_entries(results, runner_info, options)
+    added = _observed_entries(run, runner_info, options)
     text = _as_written(expectations, kept, added)
     layout_lost = text is None and bool(expectations)
     if text is None:
@@ -488,20 +504,20 @@ def _unexplained_text(added: list[Observed]) -> str:
             f"in {'its entry' if len(names) == 1 else 'their entries'}' comment): {', '.join(names)}")
 
 
-def _observed_entries(results: list, runner_info: dict, options) -> list[Observed]:
+def _observed_entries(run: WrittenFrom, runner_info: dict, options) -> list[Observed]:
     """An entry for each family of results that fail the run with no entry matching them, merged
     where entries differ in versions and dtypes only (see `_merged`)."""
     failing = failing_outcomes(options)
     runner = short_provider(runner_info.get("provider", "")) or runner_info.get("name")
-    unmatched = [result for result in results if result.outcome in failing]
-    return _merged([entry for family in families(unmatched) for entry in _family_entries(family, results, runner, runner_info)])
+    unmatched = [result for result in run.kept if result.outcome in failing]
+    return _merged([entry for family in families(unmatched) for entry in _family_entries(family, run, runner, runner_info)])
 
 
-def _family_entries(family: list, results: list, runner: str | None, runner_info: dict) -> list[Observed]:
+def _family_entries(family: list, run: WrittenFrom, runner: str | None, runner_info: dict) -> list[Observed]:
     """A family as one entry (`_family_entry`); a family of hypothesis cases that fail for several
     causes (console families group a version's by outcome) as one entry a trait, the trait that
     the most of those left have first, and the members no trait explains as one entry more."""
-    entry = _family_entry(family, results, runner, runner_info)
+    entry = _family_entry(family, run, runner, runner_info)
     if not entry.unexplained:
         return [entry]
     traits = for_op(family[0].example.op).traits.values()
@@ -510,10 +526,10 @@ def _family_entries(family: list, results: list, runner: str | None, runner_info
     if not most:
         return [entry]
     rest = [r for r in family if r not in most]
-    return [_family_entry(most, results, runner, runner_info)] + _family_entries(rest, results, runner, runner_info)
+    return [_family_entry(most, run, runner, runner_info)] + _family_entries(rest, run, runner, runner_info)
 
 
-def _family_entry(family: list, results: list, runner: str | None, runner_info: dict) -> Observed:
+def _family_entry(family: list, run: WrittenFrom, runner: str | None, runner_info: dict) -> Observed:
     """One family as one entry, scoped by op, version, dtypes and variant: matched by the rule all
     its members break, else by the op's trait that holds for all of them (of those, the one fewest
     passing cases in scope have), else by its case (a case file's, in all its bindings: `match:`
@@ -523,8 +539,9 @@ def _family_entry(family: list, results: list, runner: str | None, runner_info: 
     example = first.example
     scope = {"op": example.op, "versions": [example.version.since_version],
              "dtypes": sorted({r.example.dtype for r in family}), "runner": runner}
-    variant = _family_variant(family, results, runner_info)
-    in_scope = [r for r in results if r.example.op == example.op and r.example.version == example.version
+    variant = _family_variant(family, run, runner_info)
+    of_version = itertools.chain(run.kept, run.passing_of(example.op, example.version.since_version))
+    in_scope = [r for r in of_version if r.example.op == example.op and r.example.version == example.version
                 and r.example.dtype in scope["dtypes"] and _in_variant_keys(r, variant, runner_info)]
     passing = [r for r in in_scope if r.outcome == PASS]
     cause, comment = _cause(family, passing)
@@ -605,11 +622,12 @@ def _family_name(family: list) -> str:
     return f"{first.example.version.label} {kind} ({first.outcome})"
 
 
-def _family_variant(family: list, results: list, runner_info: dict) -> dict:
+def _family_variant(family: list, run: WrittenFrom, runner_info: dict) -> dict:
     """The `modes:`/`optimizations:` keys that scope a family to the variants it failed in, among
     those its op version ran in (none where it failed in every one)."""
     version = family[0].example.version
-    ran = [variant_of(r, runner_info)[2:] for r in results if r.example.version == version]
+    ran = [variant_of(r, runner_info)[2:] for r in run.kept if r.example.version == version]
+    ran += list(run.variants_of(version.op, version.since_version))
     bad = [variant_of(r, runner_info)[2:] for r in family]
     keys = _scope({m for m, _ in bad}, {lv for _, lv in bad}, {m for m, _ in ran}, {lv for _, lv in ran})
     return {"modes": keys.get("modes"), "optimizations": keys.get("optimizations")}
@@ -824,4 +842,4 @@ def _scope(modes: set, levels: set, ran_modes: set, ran_levels: set) -> dict:
     return keys
 
 
-__all__ = ["Expectation", "load", "apply", "judge_result", "unmatched_entries", "ran_variants", "stale_among", "judge_unmatched", "not_judged_lines", "narrowing", "write_file", "XFAIL", "XPASS", "CaseFileError"]
+__all__ = ["Expectation", "load", "apply", "judge_result", "unmatched_entries", "ran_variants", "stale_among", "judge_unmatched", "not_judged_lines", "narrowing", "write_file", "WrittenFrom", "XFAIL", "XPASS", "CaseFileError"]

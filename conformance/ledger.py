@@ -23,7 +23,8 @@ that this module stays below the expectations' and the reports'.
 With `report_every_case` (`--report-passes`) every counted result's whole record is also written, as
 it comes, to a spool file beside the report, and the report holds every case. With `keep_all`
 (`--write-expect`, which weighs passing cases against the traits that explain failures) every result
-is kept, without its expected values and outputs. A run's failing results (FAILING) that no
+is kept, without its expected values and outputs: in memory, but for the passes of cases no `case:`
+entry names, which go to a temporary file and are read back an op version at a time. A run's failing results (FAILING) that no
 expectation excuses are judged only once hypothesis has shrunk them (`settle`, `finish`).
 """
 
@@ -31,6 +32,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import pickle
 import re
 import tempfile
 from collections import Counter
@@ -96,6 +98,7 @@ class Ledger:
         self.ran_named_ids: set[str] = set()
         self.facts = _Facts()
         self._spool = _Spool(spool_dir) if report_every_case else None
+        self._passes = _PassStore(spool_dir) if keep_all else None
 
     @classmethod
     def of(cls, results: Iterable, **options) -> "Ledger":
@@ -149,7 +152,9 @@ class Ledger:
         self.profile.add(judged)
         self.refusals.add(judged)
         self._note_facts(judged)
-        if self._keep_all:
+        if self._passes is not None and outcome == PASS and example.id not in self._named:
+            self._passes.add(slim(judged), self._variant_of(judged)[2:])
+        elif self._keep_all:
             self._everything.append((sequence, slim(judged)))
         if outcome in COUNTED:
             self._count(sequence, judged)
@@ -206,8 +211,17 @@ class Ledger:
 
     @property
     def everything(self) -> list:
-        """Every result, slim (with `keep_all`; else only those kept)."""
+        """With `keep_all`, every result, slim, but the passes of cases no `case:` entry names
+        (on disk: `passing_of`); else only those kept."""
         return [result for _, result in self._everything] if self._keep_all else self.kept
+
+    def passing_of(self, op: str, since_version: int) -> Iterator:
+        """With `keep_all`, the passing results of an op version that `everything` leaves out, read back."""
+        return self._passes.of((op, since_version)) if self._passes is not None else iter(())
+
+    def pass_variants_of(self, op: str, since_version: int) -> set:
+        """The (mode, level) variants of those passing results."""
+        return self._passes.variants.get((op, since_version), set()) if self._passes is not None else set()
 
     @property
     def total(self) -> int:
@@ -243,6 +257,8 @@ class Ledger:
     def close(self) -> None:
         if self._spool is not None:
             self._spool.close()
+        if self._passes is not None:
+            self._passes.close()
 
 
 def _unsupported_family(result) -> tuple:
@@ -333,6 +349,45 @@ class _Spool:
         for line in self._file:
             sequence, record = line.rstrip("\n").split("\t", 1)
             yield int(sequence), record
+
+    def close(self) -> None:
+        self._file.close()
+        self._path.unlink(missing_ok=True)
+
+
+class _PassStore:
+    """Passing results (slim) in a temporary file, by op version, for `--write-expect`: it weighs
+    the passes of an op version against the traits of its failures, reading them back as asked.
+    Results come unit by unit, so an op version's are a few runs of the file: each run's offset
+    and count is what stays in memory."""
+
+    def __init__(self, folder: Path | None) -> None:
+        if folder is not None:
+            folder.mkdir(parents=True, exist_ok=True)
+        handle, name = tempfile.mkstemp(dir=folder, prefix=".conform-passes.", suffix=".pickle")
+        self._path = Path(name)
+        self._file = os.fdopen(handle, "w+b")
+        self._runs: dict[tuple, list[list[int]]] = {}  # (op, since-version) -> [[offset, count], ...]
+        self._last: tuple | None = None
+        self.variants: dict[tuple, set] = {}
+
+    def add(self, result, variant: tuple) -> None:
+        key = (result.example.op, result.example.version.since_version)
+        self.variants.setdefault(key, set()).add(variant)
+        if key != self._last:
+            self._file.seek(0, os.SEEK_END)
+            self._runs.setdefault(key, []).append([self._file.tell(), 0])
+            self._last = key
+        pickle.dump(result, self._file, protocol=pickle.HIGHEST_PROTOCOL)
+        self._runs[key][-1][1] += 1
+
+    def of(self, key: tuple) -> Iterator:
+        self._file.flush()
+        self._last = None  # a later `add` seeks to the end again
+        for offset, count in list(self._runs.get(key, ())):
+            self._file.seek(offset)
+            for _ in range(count):
+                yield pickle.load(self._file)
 
     def close(self) -> None:
         self._file.close()

@@ -79,6 +79,26 @@ def test_a_run_of_one_variant_counts_its_unsupported_results_past_the_first_of_e
     assert len(unnamed.kept) == WHOLE_PER_BINDING and unnamed.unsupported_not_kept(unnamed.kept[0]) == 39
 
 
+def test_write_expect_keeps_passes_on_disk_and_reads_an_op_versions_back(tmp_path):
+    """Memory flat under --write-expect: passes go to a file beside the report, read back by op
+    version; the passes of cases a `case:` entry names stay in memory, where the entry's check reads them."""
+    examples = slice_examples(30)
+    named = examples[1].id
+    ledger = Ledger(keep_all=True, named_ids={named}, spool_dir=tmp_path)
+    for example in examples:
+        ledger.add(result_of(example, FAIL if example is examples[0] else PASS))
+    ledger.finish()
+    in_memory = ledger.everything
+    assert [r.outcome for r in in_memory] == [FAIL, PASS] and in_memory[1].example.id == named
+    back = list(ledger.passing_of("Slice", 13))
+    assert [r.example.id for r in back] == [e.id for e in examples[2:]]
+    assert all(r.outcome == PASS and not r.actual for r in back), "kept slim"
+    assert list(ledger.passing_of("Slice", 11)) == [] and ledger.pass_variants_of("Slice", 13)
+    assert len(list(tmp_path.glob(".conform-passes.*"))) == 1
+    ledger.close()
+    assert not list(tmp_path.glob(".conform-passes.*")), "the file goes with the ledger"
+
+
 def test_results_stay_in_run_order_when_failures_are_judged_after_shrinking():
     examples = slice_examples(6)
     outcomes = [FAIL, PASS, "imprecise", FAIL, "lenient", PASS]
