@@ -381,14 +381,31 @@ def streamed_examples(options: RunOptions, units: list[WorkUnit]) -> Iterator[Ex
     """The examples `select_examples` gives, drawn unit by unit as they are asked for, so that a
     serial run holds one unit's at a time; its checks (every `--case` found, a case chosen) are
     made once the last is given, as a pool's are once its last unit is done."""
-    named, seen, chosen = set(options.case_ids), set(), False
+    chosen = ChosenCases(options)
     for unit in units:
         for example in examples_of(unit, options):
-            chosen = True
-            if example.id in named:
-                seen.add(example.id)
+            chosen.heard(example.id)
             yield example
-    check_chosen(seen, chosen, options)
+    chosen.check()
+
+
+class ChosenCases:
+    """What a run that draws its cases as it goes checks once they are all drawn (`check_chosen`):
+    every `--case` id among them, and at least one case."""
+
+    def __init__(self, options: RunOptions) -> None:
+        self._options = options
+        self._named = set(options.case_ids)
+        self._seen: set[str] = set()
+        self._any = False
+
+    def heard(self, case_id: str) -> None:
+        self._any = True
+        if case_id in self._named:
+            self._seen.add(case_id)
+
+    def check(self) -> None:
+        check_chosen(self._seen, self._any, self._options)
 
 
 def in_shard(case_id: str, index: int, count: int) -> bool:

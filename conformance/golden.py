@@ -340,10 +340,11 @@ def generate(examples: Iterable[Example], options: GenerateOptions, none_taken: 
     Unless `--force`, or the caller found that none of the tests is there already (`none_taken`,
     see `names_taken`), every example is drawn first, so that nothing is written when a test would
     be replaced; else each is drawn as it is written."""
-    if not (options.force or none_taken):
+    drawn_first = not (options.force or none_taken)
+    if drawn_first:
         examples = list(examples)
     with _claimed(options.out) as before:
-        if isinstance(examples, list) and not options.force:
+        if drawn_first:
             _refuse_replacing(options.out, [test_name(e) for e in examples])
         _write_manifest(options, before, [], finished=False)
         entries: list[dict] = []

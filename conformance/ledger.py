@@ -330,15 +330,27 @@ def _merged_by_sequence(*streams: Iterable[tuple[int, str]]) -> Iterator[tuple[i
     return heapq.merge(*streams, key=lambda pair: pair[0])
 
 
-class _Spool:
+class _ScratchFile:
+    """A temporary file in `folder` (made if need be; the system's temporary folder if None),
+    removed on `close`."""
+
+    def __init__(self, folder: Path | None, prefix: str, suffix: str, mode: str) -> None:
+        if folder is not None:
+            folder.mkdir(parents=True, exist_ok=True)
+        handle, name = tempfile.mkstemp(dir=folder, prefix=prefix, suffix=suffix)
+        self._path = Path(name)
+        self._file = os.fdopen(handle, mode, encoding=None if "b" in mode else "utf-8")
+
+    def close(self) -> None:
+        self._file.close()
+        self._path.unlink(missing_ok=True)
+
+
+class _Spool(_ScratchFile):
     """Records written to a temporary file as they come, read back in the order written."""
 
     def __init__(self, folder: Path | None) -> None:
-        if folder is not None:
-            folder.mkdir(parents=True, exist_ok=True)
-        handle, name = tempfile.mkstemp(dir=folder, prefix=".conform-records.", suffix=".jsonl")
-        self._path = Path(name)
-        self._file = os.fdopen(handle, "w+", encoding="utf-8")
+        super().__init__(folder, ".conform-records.", ".jsonl", "w+")
 
     def write(self, sequence: int, line: str) -> None:
         self._file.write(f"{sequence}\t{line}\n")
@@ -350,23 +362,15 @@ class _Spool:
             sequence, record = line.rstrip("\n").split("\t", 1)
             yield int(sequence), record
 
-    def close(self) -> None:
-        self._file.close()
-        self._path.unlink(missing_ok=True)
 
-
-class _PassStore:
+class _PassStore(_ScratchFile):
     """Passing results (slim) in a temporary file, by op version, for `--write-expect`: it weighs
     the passes of an op version against the traits of its failures, reading them back as asked.
     Results come unit by unit, so an op version's are a few runs of the file: each run's offset
     and count is what stays in memory."""
 
     def __init__(self, folder: Path | None) -> None:
-        if folder is not None:
-            folder.mkdir(parents=True, exist_ok=True)
-        handle, name = tempfile.mkstemp(dir=folder, prefix=".conform-passes.", suffix=".pickle")
-        self._path = Path(name)
-        self._file = os.fdopen(handle, "w+b")
+        super().__init__(folder, ".conform-passes.", ".pickle", "w+b")
         self._runs: dict[tuple, list[list[int]]] = {}  # (op, since-version) -> [[offset, count], ...]
         self._last: tuple | None = None
         self.variants: dict[tuple, set] = {}
@@ -388,10 +392,6 @@ class _PassStore:
             self._file.seek(offset)
             for _ in range(count):
                 yield pickle.load(self._file)
-
-    def close(self) -> None:
-        self._file.close()
-        self._path.unlink(missing_ok=True)
 
 
 __all__ = ["Ledger", "COUNTED", "tally_key", "slim"]

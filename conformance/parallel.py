@@ -54,7 +54,7 @@ from functools import cached_property
 from multiprocessing.connection import Connection, wait
 from typing import Any, Callable, Iterator
 
-from .execute import (Minimal, Result, RunOptions, ShrinkTask, WorkUnit, check_chosen, examples_of,
+from .execute import (Minimal, Result, RunOptions, ChosenCases, ShrinkTask, WorkUnit, examples_of,
                       merge_parts, minimal_case, run_examples, with_known_hang)
 from .errors import ConformError
 from .golden import GenerateUnit, GoldenRun, GoldenRuns, GoldenUnit, run_golden, verify_unit, write_unit
@@ -135,18 +135,15 @@ class WorkerPool:
             collect: bool = True) -> list[Result]:
         """Every unit's results, in plan order; `on_result` hears each as it is handed out. Unless
         `collect`, none is kept here (a run's Ledger keeps what it needs) and the list is empty."""
-        named, chosen = set(self._options.case_ids), [False]
+        chosen = ChosenCases(self._options)
 
         def hand_out(found: list[Result]) -> None:
             for result in found:
-                chosen[0] = True
-                if result.example.id in named:
-                    seen.add(result.example.id)
+                chosen.heard(result.example.id)
                 on_result(result)
 
-        seen: set[str] = set()
         answers = self._answers(units, hand_out, keep=collect)
-        check_chosen(seen, chosen[0], self._options)
+        chosen.check()
         return [result for found in answers for result in found]
 
     def run_golden(self, units: list[GoldenUnit], on_result: Callable[[Result], None] = lambda r: None,
