@@ -4,13 +4,16 @@ merge into the one run's verdicts. Prints figures; asserts nothing.
     python benchmarks/bench_run_all.py                                   # conform run --all (long)
     python benchmarks/bench_run_all.py --ops Abs Slice --examples 5      # a subset
     python benchmarks/bench_run_all.py --ops Clip --html --shards 3 --keep /tmp/bench-all
+    python benchmarks/bench_run_all.py --shards 0 --also="--expect $PWD/expectations/onnxruntime-cpu.yaml --write-expect w.yaml"
 
 On onnxruntime CPU, at the given --examples and --seed, in child processes run as a user runs them:
 1. `conform run --all` (or `--op` for each of --ops): cases, seconds, exit code; the peak memory
    of the command and every process under it together (PSS, so shared pages count once), with
    the process count then, and the largest single process; the JSON report's size (and the HTML
    report's, with --html).
-2. the same run as N shards (`--shard K/N`, one after another on this machine) and `conform merge`
+   `--also` adds options to this run alone (`--write-expect`, `--expect`: paths absolute, or
+   relative to the reports' folder).
+2. the same run as N shards (none with --shards 0) (`--shard K/N`, one after another on this machine) and `conform merge`
    of them: each command's seconds and peak memory, the merged report's size.
 3. whether the merged report holds the one run's verdicts: each recorded result's outcome by id and
    variant (mode, optimizations), the counted rows (`tallies`, summed by everything but their count
@@ -28,6 +31,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shlex
 import shutil
 import subprocess
 import sys
@@ -201,7 +205,8 @@ def main() -> None:
     parser.add_argument("--examples", type=int, default=20, help="hypothesis examples per op version x dtype (default 20)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--jobs", type=int, help="conform's --jobs (default: conform's own)")
-    parser.add_argument("--shards", type=int, default=2, help="N of --shard K/N (default 2)")
+    parser.add_argument("--shards", type=int, default=2, help="N of --shard K/N (default 2; 0: no sharded run)")
+    parser.add_argument("--also", default="", help="more options of the one run, as one string (e.g. --write-expect w.yaml)")
     parser.add_argument("--html", action="store_true", help="also write (and size) the HTML reports")
     parser.add_argument("--sample", type=float, default=0.2, help="seconds between memory samples (default 0.2)")
     parser.add_argument("--keep", type=Path, help="write the reports and console logs here, and keep them")
@@ -215,13 +220,14 @@ def main() -> None:
     html = ["--html", "one.html"] if options.html else []
     print(f"conform {' '.join(common)}  (onnxruntime CPU; {os.cpu_count()} cores; reports in {folder})")
 
-    one = measured([*common, "--report-json", "one.json", *html], folder, "one.log", options.sample)
+    also = shlex.split(options.also)
+    one = measured([*common, *also, "--report-json", "one.json", *html], folder, "one.log", options.sample)
     if not (folder / "one.json").exists():
         print(f"1. one run: exit {one.code}, no JSON report written; see {folder / 'one.log'}")
         return
     doc = json.loads((folder / "one.json").read_text())
     cases = doc["summary"]["total"]
-    print(f"1. one run: {cases} cases in {one.seconds:.1f} s = {cases / one.seconds:.0f} cases/s, exit {one.code}"
+    print(f"1. one run{' ' + ' '.join(also) if also else ''}: {cases} cases in {one.seconds:.1f} s = {cases / one.seconds:.0f} cases/s, exit {one.code}"
           f" ({doc['runner'].get('name')} {doc['runner'].get('version')})")
     print(f"   {memory(one)}")
     print(f"   JSON report {megabytes(folder / 'one.json')} ({len(doc['results'])} records,"
@@ -230,6 +236,10 @@ def main() -> None:
         print(f"   {browser_load(folder / 'one.html')}")
 
     n = options.shards
+    if not n:
+        if not options.keep:
+            shutil.rmtree(folder, ignore_errors=True)
+        return
     print(f"2. the same run as {n} shards, one after another, and conform merge")
     shard_seconds = 0.0
     for k in range(1, n + 1):

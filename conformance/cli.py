@@ -31,7 +31,7 @@ from .expectations import failing_outcomes, judging, named_ids, unmatched_entrie
 from .expectations import load as load_expectations
 from .expectations import judge_unmatched, not_judged_lines, stale_among
 from .ledger import Ledger
-from .expectations import WrittenFrom, write_file as write_expectations
+from .expectations import WrittenFrom, read_as_entries, write_file as write_expectations
 from .reference import covered_ops, for_op
 from .report import console as console_report
 from .report import exit_code, gate_record, json_report, plural
@@ -314,7 +314,8 @@ def run_command(
                     lambda result: variant_of(result, runner_info), named_ids(expectations),
                     report_every_case=report_passes, keep_all=bool(write_expect),
                     spool_dir=None if is_stdout(path) or is_stream(path) else path.parent, record=json_report.record_line,
-                    several_variants=len(options.modes) * len(levels) > 1, names_unsupported=verbose)
+                    several_variants=len(options.modes) * len(levels) > 1, names_unsupported=verbose,
+                    traced=read_as_entries(options))
     try:
         with _Stops() as stops:
             with stops.work():
@@ -371,7 +372,7 @@ def _report_run(ledger: Ledger, asked: _Asked, stops: "_Stops") -> NoReturn:
     written = []  # what the run wrote besides its JSON report, told after the console report
     if write_expect:
         with writes.attempt():
-            run = WrittenFrom(ledger.everything, ledger.passing_of, ledger.pass_variants_of)
+            run = WrittenFrom(ledger.everything, ledger.passing_of, ledger.unkept_variants_of, frozenset(ledger.entries_unkept))
             written.append(write_expectations(run, expectations, stale, runner_info, write_expect, options))
     # Recorded: the JUnit report and merge judge by it.
     gate = gate_record(options.strict_validation, options.fail_on_unsupported, strict, options.strict_precision)

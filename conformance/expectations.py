@@ -63,7 +63,7 @@ from ruamel.yaml.error import CommentMark, YAMLError as RuamelError
 from ruamel.yaml.tokens import CommentToken
 
 from .casefile import LineDict, Problems, check_keys, display_path, dtype_list, read_yaml, version_list
-from .compare import IMPRECISE, PASS, XFAIL, XPASS, Verdict
+from .compare import AMBIGUOUS, IMPRECISE, PASS, XFAIL, XPASS, Verdict
 from .errors import CaseFileError, ConformError
 from .execute import in_shard
 from .model import MODES
@@ -420,16 +420,25 @@ def _first_match(result, expectations: list[Expectation], runner_info: dict) -> 
     return next((i for i, e in enumerate(expectations) if e.matches(result, runner_info)), None)
 
 
+def read_as_entries(options) -> frozenset[str]:
+    """The outcomes whose results `write_file` reads only as the entry each matched (a run keeps no
+    more of them: `WrittenFrom.entries_unkept`): no family is written of them, as they do not fail
+    the run, and no entry's check reads their values."""
+    return frozenset({XFAIL, UNSUPPORTED, AMBIGUOUS}) - failing_outcomes(options)
+
+
 @dataclass(frozen=True)
 class WrittenFrom:
-    """What `write_file` reads of a run: the results it keeps in memory (all but the passes of
-    cases no `case:` entry names, which a run keeps on disk), the passing results of an op version
-    (op, since-version) read back as a family of it asks, and the (mode, level) variants each op
-    version's passes ran in."""
+    """What `write_file` reads of a run: the results it keeps in memory (slim: all of the cases a
+    `case:` entry names, and of the rest those that are neither passes nor of an outcome
+    `read_as_entries` gives), the passing results of an op version (op, since-version) read back
+    as a family of it asks, the (mode, level) variants each op version's results not in memory
+    ran in, and the (entry index, outcome) pairs of the results read as entries."""
 
     kept: list
     passing_of: Callable[[str, int], Iterable] = lambda op, since: ()
     variants_of: Callable[[str, int], set] = lambda op, since: set()
+    entries_unkept: frozenset[tuple[int, str]] = frozenset()
 
 
 def write_file(results: "list | WrittenFrom", expectations: list[Expectation], stale: list[Expectation], runner_info: dict,
@@ -448,7 +457,7 @@ def write_file(results: "list | WrittenFrom", expectations: list[Expectation], s
     by_case: dict[str, list] = {}  # each case's results, one a variant it ran in
     for result in results:
         by_case.setdefault(result.example.id, []).append(result)
-    kept, fixed, taken_out = _kept_entries(results, by_case, expectations, stale, runner_info, options)
+    kept, fixed, taken_out = _kept_entries(results, run.entries_unkept, by_case, expectations, stale, runner_info, options)
     added = _observed_entries(run, runner_info, options)
     text = _as_written(expectations, kept, added)
     layout_lost = text is None and bool(expectations)
@@ -792,13 +801,15 @@ def _flow_lists(entry: dict) -> CommentedMap:
     return mapping
 
 
-def _kept_entries(results: list, by_case: dict[str, list], expectations: list[Expectation], stale: list[Expectation],
-                  runner_info: dict, options) -> tuple[list[tuple[int, Expectation, bool]], int, int]:
+def _kept_entries(results: list, entries_unkept: frozenset[tuple[int, str]], by_case: dict[str, list],
+                  expectations: list[Expectation], stale: list[Expectation], runner_info: dict,
+                  options) -> tuple[list[tuple[int, Expectation, bool]], int, int]:
     """The entries to keep, each with its index in `expectations` (the same object unless the run
     changed it) and whether it still matches a passing case (xpass); how many the run shows fixed;
-    how many cases it took out of `case:` lists that it keeps."""
+    how many cases it took out of `case:` lists that it keeps. `entries_unkept`: (index, outcome)
+    of results not among `results` (of cases no `case:` entry names, so no id of theirs is read)."""
     passing: dict[int, set[str]] = {}
-    deviating: dict[int, set[str]] = {}
+    deviating: dict[int, set[str]] = {index: set() for index, outcome in entries_unkept if outcome in (XFAIL, *DEVIATES)}
     for result in results:
         if result.outcome in (XPASS, XFAIL, *DEVIATES):
             judged = passing if result.outcome == XPASS else deviating
@@ -813,7 +824,7 @@ def _kept_entries(results: list, by_case: dict[str, list], expectations: list[Ex
             entry, dropped = _without_fixed_cases(entry, deviates, by_case, runner_info)
             taken_out += dropped if entry.case else 0
             passes = passes & deviates  # cases that pass in some variants and deviate in others
-        if entry.case == () or (entry.case is None and passes and not deviates and entry.covered_by(options, ran_ids)):
+        if entry.case == () or (entry.case is None and passes and index not in deviating and entry.covered_by(options, ran_ids)):
             fixed += 1
             continue
         kept.append((index, entry, bool(passes)))
@@ -842,4 +853,4 @@ def _scope(modes: set, levels: set, ran_modes: set, ran_levels: set) -> dict:
     return keys
 
 
-__all__ = ["Expectation", "load", "apply", "judge_result", "unmatched_entries", "ran_variants", "stale_among", "judge_unmatched", "not_judged_lines", "narrowing", "write_file", "WrittenFrom", "XFAIL", "XPASS", "CaseFileError"]
+__all__ = ["Expectation", "load", "apply", "judge_result", "unmatched_entries", "ran_variants", "stale_among", "judge_unmatched", "not_judged_lines", "narrowing", "write_file", "WrittenFrom", "read_as_entries", "XFAIL", "XPASS", "CaseFileError"]

@@ -23,8 +23,10 @@ that this module stays below the expectations' and the reports'.
 With `report_every_case` (`--report-passes`) every counted result's whole record is also written, as
 it comes, to a spool file beside the report, and the report holds every case. With `keep_all`
 (`--write-expect`, which weighs passing cases against the traits that explain failures) every result
-is kept, without its expected values and outputs: in memory, but for the passes of cases no `case:`
-entry names, which go to a temporary file and are read back an op version at a time. A run's failing results (FAILING) that no
+is kept, without its expected values and outputs, but for cases no `case:` entry names: their passes
+go to a temporary file and are read back an op version at a time, and of the outcomes the writer
+reads only as the entry they matched (`traced`: xfail, and the unsupported and ambiguous that do not
+fail the run) only that entry's index and the variant they ran in stay. A run's failing results (FAILING) that no
 expectation excuses are judged only once hypothesis has shrunk them (`settle`, `finish`).
 """
 
@@ -69,14 +71,15 @@ class Ledger:
     def __init__(self, judge: Callable = lambda result: (result, None), variant: Callable | None = None,
                  named_ids: set[str] = frozenset(), *, report_every_case: bool = False, keep_all: bool = False,
                  spool_dir: Path | None = None, record: Callable | None = None, several_variants: bool = True,
-                 names_unsupported: bool = True) -> None:
+                 names_unsupported: bool = True, traced: frozenset[str] = frozenset()) -> None:
         """`judge(result)`: the result as the expectations file leaves it, and the index of the entry
         it counts as a match of (expectations.judge_result); `variant(result)`: its op, version,
         mode and level (expectations.variant_of); `named_ids`: the ids `case:` entries name;
         `several_variants`: whether cases may run in several input modes or optimization levels
         (only then are a case's outcomes in each, and every unsupported case's mode, kept);
         `names_unsupported`: whether the console will name a binding's unsupported cases past
-        the first (`--verbose`)."""
+        the first (`--verbose`); `traced`: with `keep_all`, the outcomes kept as the entry they
+        matched alone (expectations.read_as_entries)."""
         self._judge_one = judge
         self._variant_of = variant or _own_variant
         self._keep_all = keep_all
@@ -84,7 +87,10 @@ class Ledger:
         self._sequence = 0
         self._waiting: list[tuple[int, object]] = []  # failing results, judged at `finish`
         self._kept: list[tuple[int, object]] = []
-        self._everything: list[tuple[int, object]] = []  # keep_all: every result, slim
+        self._everything: list[tuple[int, object]] = []  # keep_all: every result, slim, but those elsewhere
+        self._traced = traced
+        self._elsewhere: dict[tuple, set] = {}  # keep_all: (op, since-version) -> variants of results not in memory
+        self.entries_unkept: set[tuple[int, str]] = set()  # keep_all: (entry index, outcome) of traced results
         self._whole_unsupported: Counter = Counter()
         self._several_variants = several_variants
         self._named_unsupported = KEPT_PER_BINDING if names_unsupported else WHOLE_PER_BINDING
@@ -152,14 +158,24 @@ class Ledger:
         self.profile.add(judged)
         self.refusals.add(judged)
         self._note_facts(judged)
-        if self._passes is not None and outcome == PASS and example.id not in self._named:
-            self._passes.add(slim(judged), self._variant_of(judged)[2:])
-        elif self._keep_all:
-            self._everything.append((sequence, slim(judged)))
+        if self._keep_all:
+            self._keep_for_writing(sequence, judged, index)
         if outcome in COUNTED:
             self._count(sequence, judged)
         else:
             self._kept.append((sequence, judged))
+
+    def _keep_for_writing(self, sequence: int, result, index: int | None) -> None:
+        """keep_all: a result slim in memory, its pass on disk, or its trace (see the module's docstring)."""
+        example, outcome = result.example, result.outcome
+        if example.id in self._named or (outcome != PASS and outcome not in self._traced):
+            self._everything.append((sequence, slim(result)))
+            return
+        self._elsewhere.setdefault((example.op, example.version.since_version), set()).add(self._variant_of(result)[2:])
+        if outcome == PASS:
+            self._passes.add(slim(result))
+        elif index is not None:
+            self.entries_unkept.add((index, outcome))
 
     def _count(self, sequence: int, result) -> None:
         row = self.tallies.setdefault(tally_key(result), [0, []])
@@ -211,17 +227,17 @@ class Ledger:
 
     @property
     def everything(self) -> list:
-        """With `keep_all`, every result, slim, but the passes of cases no `case:` entry names
-        (on disk: `passing_of`); else only those kept."""
+        """With `keep_all`, every result, slim, but those of cases no `case:` entry names that
+        passed (on disk: `passing_of`) or had a traced outcome (`entries_unkept`); else only those kept."""
         return [result for _, result in self._everything] if self._keep_all else self.kept
 
     def passing_of(self, op: str, since_version: int) -> Iterator:
         """With `keep_all`, the passing results of an op version that `everything` leaves out, read back."""
         return self._passes.of((op, since_version)) if self._passes is not None else iter(())
 
-    def pass_variants_of(self, op: str, since_version: int) -> set:
-        """The (mode, level) variants of those passing results."""
-        return self._passes.variants.get((op, since_version), set()) if self._passes is not None else set()
+    def unkept_variants_of(self, op: str, since_version: int) -> set:
+        """With `keep_all`, the (mode, level) variants of an op version's results `everything` leaves out."""
+        return self._elsewhere.get((op, since_version), set())
 
     @property
     def total(self) -> int:
@@ -373,11 +389,9 @@ class _PassStore(_ScratchFile):
         super().__init__(folder, ".conform-passes.", ".pickle", "w+b")
         self._runs: dict[tuple, list[list[int]]] = {}  # (op, since-version) -> [[offset, count], ...]
         self._last: tuple | None = None
-        self.variants: dict[tuple, set] = {}
 
-    def add(self, result, variant: tuple) -> None:
+    def add(self, result) -> None:
         key = (result.example.op, result.example.version.since_version)
-        self.variants.setdefault(key, set()).add(variant)
         if key != self._last:
             self._file.seek(0, os.SEEK_END)
             self._runs.setdefault(key, []).append([self._file.tell(), 0])

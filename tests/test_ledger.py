@@ -7,7 +7,7 @@ import json
 import numpy as np
 import pytest
 
-from conformance.compare import AMBIGUOUS, FAIL, PASS, UNSUPPORTED, Verdict
+from conformance.compare import AMBIGUOUS, FAIL, PASS, UNSUPPORTED, XFAIL, Verdict
 from conformance.execute import Result, RunOptions, select_examples
 from conformance.ledger import COUNTED, KEPT_PER_BINDING, WHOLE_PER_BINDING, Ledger
 from conformance.reference.base import Expected, Reading
@@ -93,10 +93,32 @@ def test_write_expect_keeps_passes_on_disk_and_reads_an_op_versions_back(tmp_pat
     back = list(ledger.passing_of("Slice", 13))
     assert [r.example.id for r in back] == [e.id for e in examples[2:]]
     assert all(r.outcome == PASS and not r.actual for r in back), "kept slim"
-    assert list(ledger.passing_of("Slice", 11)) == [] and ledger.pass_variants_of("Slice", 13)
+    assert list(ledger.passing_of("Slice", 11)) == [] and ledger.unkept_variants_of("Slice", 13)
     assert len(list(tmp_path.glob(".conform-passes.*"))) == 1
     ledger.close()
     assert not list(tmp_path.glob(".conform-passes.*")), "the file goes with the ledger"
+
+
+def test_write_expect_keeps_of_a_traced_outcome_the_entry_it_matched_alone(tmp_path):
+    """Memory flat under --write-expect: the results the writer reads only as the entry they
+    matched (xfail, unsupported, ambiguous where they do not fail the run) leave that entry's index,
+    their outcome and their variant; a named case's, and any other outcome's, stay slim in memory."""
+    examples = slice_examples(8)
+    named = examples[0].id
+    entry_of = {UNSUPPORTED: 3, AMBIGUOUS: None, XFAIL: 5}
+    judge = lambda result: (result, entry_of.get(result.outcome))  # noqa: E731
+    ledger = Ledger(judge, keep_all=True, named_ids={named}, spool_dir=tmp_path,
+                    traced=frozenset({XFAIL, UNSUPPORTED, AMBIGUOUS}))
+    outcomes = [XFAIL, UNSUPPORTED, AMBIGUOUS, XFAIL, "lenient", "imprecise", PASS, UNSUPPORTED]
+    for example, outcome in zip(examples, outcomes):
+        ledger.add(result_of(example, outcome))
+    ledger.finish()
+    assert [r.outcome for r in ledger.everything] == [XFAIL, "lenient", "imprecise"], "the named case, and what is not traced"
+    assert ledger.everything[0].example.id == named
+    assert ledger.entries_unkept == {(3, UNSUPPORTED), (5, XFAIL)}, "ambiguous matched no entry here"
+    assert ledger.unkept_variants_of("Slice", 13) == {("input", None)}
+    assert [r.outcome for r in ledger.passing_of("Slice", 13)] == [PASS]
+    ledger.close()
 
 
 def test_results_stay_in_run_order_when_failures_are_judged_after_shrinking():
