@@ -286,3 +286,17 @@ def test_strict_zero_holds_in_a_body_reading_too():
     negative = np.array([-0.0, 1.0], np.float32)
     assert bounds_mismatch(0, zero, negative, bounds) is None
     assert bounds_mismatch(0, zero, negative, bounds, strict_zero=True).count == 1
+
+
+def test_a_wrong_string_from_a_body_with_casts_fails_as_a_mismatch_not_a_traceback():
+    # CastLike-21 string -> string: its body's bounds hold strings. onnx.reference drops a trailing
+    # NUL (numpy's fixed-width strings), and `conform run --op CastLike --runner reference` stopped
+    # there with "could not convert string to float".
+    version = next(v for v in versions("CastLike") if v.since_version == 21)
+    strings = np.array(["zZz\x00", "a"], dtype=object)
+    case = Example(version, "unit", {"T1": "string", "T2": "string"},
+                   {"input": strings, "target_type": np.array([], dtype=object)}, {}, "unit", "T1")
+    found = for_op("CastLike").expected(case)
+    wrong = judge(found, RunOutput(outputs=(np.array(["zZz", "a"], dtype=object),)))
+    assert wrong.outcome == FAIL and "got 'zZz'" in wrong.message, wrong.message
+    assert judge(found, RunOutput(outputs=(strings.copy(),))).outcome == PASS

@@ -34,9 +34,12 @@ class Bounds:
     nan: np.ndarray
 
     def contains(self, values: np.ndarray) -> np.ndarray:
-        """Per element, whether `values` (of the output's type and shape) is allowed."""
+        """Per element, whether `values` (of the output's type and shape) is allowed: strings (which
+        a body's casts fix exactly, low and high the same) by equality."""
         if values.dtype.kind in "iub":
             return (values >= self.low) & (values <= self.high)
+        if values.dtype.kind in "USO":
+            return np.asarray(values == self.low, dtype=bool).reshape(values.shape)
         with np.errstate(invalid="ignore"):
             wide, low, high = (a.astype(np.float64) for a in (values, self.low, self.high))
             nan = np.isnan(wide)
