@@ -11,6 +11,7 @@ import itertools
 import re
 import signal
 import sys
+from collections import Counter
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator, List, NamedTuple, NoReturn, Optional
@@ -936,7 +937,7 @@ def diff_command(
 ) -> None:
     """Run the same cases on two runners; show where they disagree and which keeps to the spec."""
     limit_worker_memory(memory_limit)
-    from .differential import DiffUnit, diff, disagreement_families, runner_from_name, runner_labels, spec_from_name
+    from .differential import DiffKeeper, DiffUnit, diffed, disagreement_families, outcome_pair, runner_from_name, runner_labels, spec_from_name
     from .dtypes import dtype
 
     chosen_ops = _chosen_ops(ops, False)
@@ -957,34 +958,53 @@ def diff_command(
     first = runner_of(first_spec, not no_isolation, options.timeout)
     second = runner_from_name(against, isolate=not no_isolation, timeout=options.timeout)
     labels = runner_labels(first, second)
-    results: list = []
-    with _Stops() as stops:
-        with stops.work():
-            units = plan(options)
-            workers = worker_count(jobs, len(units))
-            if workers == 1:
-                selected = select_examples(options, units)
-                _with_progress(f"diff {_run_label(options)}", len(selected) * len(options.modes), results.append,
-                               lambda advance, _: diff(selected, first, second, options, advance))
-            else:
-                against_spec = spec_from_name(against)
-                diffed = [DiffUnit(unit, against_spec) for unit in units]
-                with WorkerPool.for_units(diffed, workers, options, first_spec, not no_isolation, _note) as pool:
-                    _with_progress(f"diff {_run_label(options)} ({workers} jobs)", planned_count(units, options), results.append,
-                                   lambda advance, _: pool.run(diffed, advance))
-        doc = json_report.document(results, {"first": first.describe(), "second": second.describe()}, seed,
-                                   _options_record(options) | {"against": against})
-        grouped = disagreement_families(results)
-        doc["summary"] |= _diff_summary(results, grouped)
-        doc["complete"] = not stops.cut_short
-        if left_out:
-            doc["ops_left_out"] = [{"op": op, "reason": why} for op, why in left_out]
-        writes = Writes()
-        reported = _write_json_report(path, doc, writes)
-        _print_diff(results, grouped, labels, _shown(path) if reported else None)
-        with writes.attempt():
-            _keep_worker_stderr(_report_home(path, default_name))
-        _end(stops, writes, reported, 1 if any(r.extra["disagreement"] for r in results) else 0, len(results), "cases")
+    # Memory flat in the cases: every record spooled beside the report as it comes; in memory the
+    # results not counted (the failing ones) and of the disagreements what the console draws.
+    ledger = Ledger(report_every_case=True, spool_dir=None if is_stdout(path) or is_stream(path) else path.parent,
+                    record=json_report.record_line, keeps=DiffKeeper(), several_variants=len(options.modes) > 1,
+                    names_unsupported=False)
+    pairs: Counter = Counter()
+
+    def hear(result) -> None:
+        pairs[outcome_pair(result)] += 1
+        ledger.add(result)
+
+    try:
+        with _Stops() as stops:
+            with stops.work():
+                units = plan(options)
+                workers = worker_count(jobs, len(units))
+                if workers == 1:
+                    _with_progress(f"diff {_run_label(options)}", planned_count(units, options), hear,
+                                   lambda advance, _: _diff_serially(diffed(streamed_examples(options, units), first, second, options), advance))
+                else:
+                    against_spec = spec_from_name(against)
+                    diff_units = [DiffUnit(unit, against_spec) for unit in units]
+                    with WorkerPool.for_units(diff_units, workers, options, first_spec, not no_isolation, _note) as pool:
+                        _with_progress(f"diff {_run_label(options)} ({workers} jobs)", planned_count(units, options), hear,
+                                       lambda advance, _: pool.run(diff_units, advance, collect=False))
+            ledger.finish()
+            doc = json_report.ledger_document(ledger, {"first": first.describe(), "second": second.describe()}, seed,
+                                              _options_record(options) | {"against": against})
+            del doc["tallies"]  # every case is recorded whole
+            grouped = disagreement_families(ledger.kept)
+            doc["summary"] |= _diff_summary(pairs, grouped)
+            doc["complete"] = not stops.cut_short
+            if left_out:
+                doc["ops_left_out"] = [{"op": op, "reason": why} for op, why in left_out]
+            writes = Writes()
+            reported = _write_json_report(path, doc, writes, ledger.recorded_in_order(json_report.record_line))
+            _print_diff(pairs, grouped, labels, _shown(path) if reported else None)
+            with writes.attempt():
+                _keep_worker_stderr(_report_home(path, default_name))
+            _end(stops, writes, reported, 1 if grouped else 0, ledger.total, "cases")
+    finally:
+        ledger.close()
+
+
+def _diff_serially(results, advance) -> None:
+    for result in results:
+        advance(result)
 
 
 def _diff_report_name(options: RunOptions) -> str:
@@ -993,23 +1013,25 @@ def _diff_report_name(options: RunOptions) -> str:
     return f"diff-{_default_report_name(options, [])}"
 
 
-def _diff_summary(results, grouped: list[list]) -> dict:
+def _diff_summary(pairs: Counter, grouped: list[list]) -> dict:
     """What a diff's JSON summary adds to the first runner's outcomes: every case by the two
-    runners' outcomes (`outcome_pairs`, first runner's then second's), the disagreements, and
-    the families they come in (`grouped`, see `disagreement_families`)."""
-    from .differential import outcome_pairs
+    runners' outcomes (`outcome_pairs`, first runner's then second's; `pairs` counts them), the
+    disagreements, and the families they come in (`grouped`, see `disagreement_families`)."""
+    from .differential import pairs_table
 
-    return {"outcome_pairs": outcome_pairs(results), "disagreements": sum(map(len, grouped)), "disagreement_families": len(grouped)}
+    return {"outcome_pairs": pairs_table(pairs), "disagreements": sum(map(len, grouped)), "disagreement_families": len(grouped)}
 
 
 SHOWN_FAMILIES = 25  # on the console, one block a family; the JSON report holds every disagreement
 
 
-def _print_diff(results, grouped: list[list], labels: tuple[str, str], path: str | None) -> None:
-    """A diff's console report: the cases by the two runners' outcomes, then a block for each
-    family of disagreements (`grouped`, the worst first: see `disagreement_families`), then the count."""
-    if results:  # a table of no rows is only its borders
-        console_report.print_table(out, _outcome_pairs_table(results, labels))
+def _print_diff(pairs: Counter, grouped: list[list], labels: tuple[str, str], path: str | None) -> None:
+    """A diff's console report: the cases by the two runners' outcomes (`pairs` counts them), then a
+    block for each family of disagreements (`grouped`, the worst first: see `disagreement_families`),
+    then the count."""
+    cases = sum(pairs.values())
+    if cases:  # a table of no rows is only its borders
+        console_report.print_table(out, _outcome_pairs_table(pairs, labels))
     for first, *others in grouped[:SHOWN_FAMILIES]:
         _draw_diff_family(first, others, labels)
     if len(grouped) > SHOWN_FAMILIES:
@@ -1019,16 +1041,16 @@ def _print_diff(results, grouped: list[list], labels: tuple[str, str], path: str
     disagreeing = sum(len(family) for family in grouped)
     in_families = f" in {len(grouped)} {plural('family', len(grouped))}" if len(grouped) < disagreeing else ""
     report = f" JSON report: {path}" if path else ""
-    out.print(f"{len(results)} {plural('case', len(results))}, {disagreeing} {plural('disagreement', disagreeing)}"
+    out.print(f"{cases} {plural('case', cases)}, {disagreeing} {plural('disagreement', disagreeing)}"
               f"{in_families}.{report}", highlight=False)
 
 
-def _outcome_pairs_table(results, labels: tuple[str, str]) -> Table:
+def _outcome_pairs_table(counts: Counter, labels: tuple[str, str]) -> Table:
     """Every case counted by the first runner's outcome (a row each) and the second's (a column each)."""
     from .compare import OUTCOMES
-    from .differential import outcome_pairs
+    from .differential import pairs_table
 
-    pairs = outcome_pairs(results)
+    pairs = pairs_table(counts)
     seconds = [o for o in OUTCOMES if any(o in row for row in pairs.values())]
     title = f"conform diff: cases by outcome, {labels[0]} (rows) by {labels[1]} (columns)"
     table = Table(title=title, min_width=min(len(title), 80))

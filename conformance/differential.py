@@ -13,9 +13,11 @@ case by the two runners' outcomes.
 from __future__ import annotations
 
 import dataclasses
+import itertools
 from collections import Counter, defaultdict
-from typing import Callable, Iterator
+from typing import Callable, Iterable, Iterator
 
+from .case import Example
 from .compare import AMBIGUOUS, IMPRECISE, OUTCOMES, PASS, UNSUPPORTED, Mismatch, mismatch
 from .execute import Result, RunOptions, WorkUnit, examples_of, mode_options, replay_command, run_staged, staged_chunks
 from .errors import UnavailableError, UsageError
@@ -118,22 +120,29 @@ DIFF_CHUNK = 64
 
 def diff(examples, first: Runner, second: Runner, options: RunOptions,
          on_result: Callable[[Result], None] = lambda r: None) -> list[Result]:
-    """One Result per case (the first runner's), carrying the second's verdict and the disagreement,
-    and replayed by the `conform diff` that runs that case alone on both runners; `on_result`
-    hears each as it is made (an interrupted diff keeps those)."""
+    """Every result `diffed` gives, as a list; `on_result` hears each as it is made (an
+    interrupted diff keeps those)."""
     results = []
+    for result in diffed(examples, first, second, options):
+        results.append(result)
+        on_result(result)
+    return results
+
+
+def diffed(examples: Iterable[Example], first: Runner, second: Runner, options: RunOptions) -> Iterator[Result]:
+    """One Result per case (the first runner's), carrying the second's verdict and the disagreement,
+    and replayed by the `conform diff` that runs that case alone on both runners; the cases drawn
+    a chunk at a time, so that a diff of examples drawn as they are asked for holds a chunk's."""
     pairing = _Pairing(first, runner_labels(first, second), ("--against", against_option(second)))
-    for start in range(0, len(examples), DIFF_CHUNK):
+    examples = iter(examples)
+    while chunk := list(itertools.islice(examples, DIFF_CHUNK)):
         # Staged once, as the first runner asks for the cases, and the same staged cases handed to
         # the second: the reference and the models do not depend on the runner (only the replay
         # command does, and a paired result has a replay of its own).
         staged: list = []
-        first_results = run_staged(_kept(staged_chunks(examples[start:start + DIFF_CHUNK], first, options), staged),
-                                   first, options)
+        first_results = run_staged(_kept(staged_chunks(chunk, first, options), staged), first, options)
         for a, b in zip(first_results, run_staged(staged, second, options), strict=True):
-            results.append(pairing.paired(a, b, options))
-            on_result(results[-1])
-    return results
+            yield pairing.paired(a, b, options)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -203,7 +212,11 @@ def outcome_pair(result: Result) -> tuple[str, str]:
 def outcome_pairs(results) -> dict[str, dict[str, int]]:
     """How many cases had each pair of outcomes: by the first runner's outcome, then the second's,
     each in OUTCOMES' order; the counts add up to the number of results."""
-    counts = Counter(outcome_pair(r) for r in results)
+    return pairs_table(Counter(outcome_pair(r) for r in results))
+
+
+def pairs_table(counts: Counter) -> dict[str, dict[str, int]]:
+    """`outcome_pairs` of results counted as they came: (first's outcome, second's) -> cases."""
     return {first: {second: counts[(first, second)] for second in OUTCOMES if counts[(first, second)]}
             for first in OUTCOMES if any(pair[0] == first for pair in counts)}
 
@@ -230,6 +243,41 @@ def disagreement_families(results) -> list[list[Result]]:
         by_pair[outcome_pair(result)].append(_FamilyView(result))
     found = [[view.result for view in family] for views in by_pair.values() for family in families(views)]
     return sorted(found, key=lambda family: (pair_severity(family[0]), order[id(family[0])]))
+
+
+class DiffKeeper:
+    """What a diff keeps in memory of a counted result (see ledger.Ledger's `keeps`), as its
+    console draws them: nothing of a case the runners agree on; of the disagreements, the first
+    of each family whole and the rest by name. A family is known only once all are in, so the
+    first of each group of a finer key is kept whole: the pair of outcomes, op version, type
+    binding, variant, and case (a version's hypothesis cases as one)."""
+
+    def __init__(self) -> None:
+        self._seen: set[tuple] = set()
+
+    def __call__(self, result: Result) -> Result | None:
+        if not result.extra["disagreement"]:
+            return None
+        example = result.example
+        key = (outcome_pair(result), example.op, example.version.since_version, example.binding, _variant(result),
+               None if example.source == "hypothesis" else example.name)
+        if key not in self._seen:
+            self._seen.add(key)
+            return result
+        return _named_only(result)
+
+
+def _named_only(result: Result) -> Result:
+    """A disagreement as a family's block names it past its first member (its id, type binding,
+    variant and both outcomes): `ledger.bare`, without the messages, the replay, the second
+    runner's outputs and the differences."""
+    from .compare import Verdict
+    from .ledger import bare
+
+    light = bare(result)
+    extra = {key: value for key, value in light.extra.items() if key not in ("against_actual", "differences", "against")}
+    extra["against"] = {"outcome": result.extra["against"]["outcome"]}
+    return dataclasses.replace(light, verdict=Verdict(result.outcome, ""), replay="", extra=extra)
 
 
 class _FamilyView:

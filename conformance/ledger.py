@@ -71,7 +71,8 @@ class Ledger:
     def __init__(self, judge: Callable = lambda result: (result, None), variant: Callable | None = None,
                  named_ids: set[str] = frozenset(), *, report_every_case: bool = False, keep_all: bool = False,
                  spool_dir: Path | None = None, record: Callable | None = None, several_variants: bool = True,
-                 names_unsupported: bool = True, traced: frozenset[str] = frozenset()) -> None:
+                 names_unsupported: bool = True, traced: frozenset[str] = frozenset(),
+                 keeps: Callable | None = None) -> None:
         """`judge(result)`: the result as the expectations file leaves it, and the index of the entry
         it counts as a match of (expectations.judge_result); `variant(result)`: its op, version,
         mode and level (expectations.variant_of); `named_ids`: the ids `case:` entries name;
@@ -79,11 +80,14 @@ class Ledger:
         (only then are a case's outcomes in each, and every unsupported case's mode, kept);
         `names_unsupported`: whether the console will name a binding's unsupported cases past
         the first (`--verbose`); `traced`: with `keep_all`, the outcomes kept as the entry they
-        matched alone (expectations.read_as_entries)."""
+        matched alone (expectations.read_as_entries); `keeps(result)`: what of a counted result
+        to keep in memory besides counting it, None for nothing (a diff's disagreements, which
+        its console draws: differential.DiffKeeper)."""
         self._judge_one = judge
         self._variant_of = variant or _own_variant
         self._keep_all = keep_all
         self._record = record
+        self._keeps = keeps
         self._sequence = 0
         self._waiting: list[tuple[int, object]] = []  # failing results, judged at `finish`
         self._kept: list[tuple[int, object]] = []
@@ -183,7 +187,10 @@ class Ledger:
         if self._spool is not None:
             row[1].append(result.example.id)
             self._spool.write(sequence, self._record(result))
-        if result.outcome == UNSUPPORTED:
+        kept = self._keeps(result) if self._keeps is not None else None
+        if kept is not None:
+            self._kept.append((sequence, kept))
+        elif result.outcome == UNSUPPORTED:
             self._keep_unsupported(sequence, result)
 
     def _keep_unsupported(self, sequence: int, result) -> None:
@@ -217,7 +224,8 @@ class Ledger:
 
     @property
     def kept(self) -> list:
-        """The results kept in memory, in run order: every one that is not counted, and the unsupported."""
+        """The results kept in memory, in run order: every one that is not counted, the unsupported
+        (see `_keep_unsupported`), and those `keeps` asks for."""
         return [result for _, result in self._kept]
 
     @property
@@ -408,4 +416,4 @@ class _PassStore(_ScratchFile):
                 yield pickle.load(self._file)
 
 
-__all__ = ["Ledger", "COUNTED", "tally_key", "slim"]
+__all__ = ["Ledger", "COUNTED", "tally_key", "slim", "bare"]

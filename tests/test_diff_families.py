@@ -142,3 +142,29 @@ def test_a_family_s_replay_writes_the_report_a_diff_of_that_op_version_writes(co
 def test_a_diff_without_an_op_is_a_usage_error(conform):
     result = conform("diff", "--against", "reference")
     assert result.code == 2 and "--op is required" in result.stderr
+
+
+def test_a_diff_keeps_in_memory_what_its_blocks_draw_and_names_the_rest(case_diffed):
+    """Memory flat in a diff's disagreements (differential.DiffKeeper): kept as the ledger keeps
+    them, the families, their order and every block's lines are those of the whole results, the
+    first member of each family whole, and past it, a version's hypothesis cases by name only."""
+    import dataclasses
+
+    from conformance.differential import DiffKeeper
+
+    results, labels, _ = case_diffed
+    as_hypothesis = [dataclasses.replace(r, example=dataclasses.replace(r.example, source="hypothesis", name=f"hypothesis-{n:04d}"))
+                     for n in range(3) for r in results]
+    keeper = DiffKeeper()
+    kept = [k for k in (keeper(r) for r in results + as_hypothesis) if k is not None]
+    whole_families = disagreement_families(results + as_hypothesis)
+    kept_families = disagreement_families(kept)
+    assert [[r.example.id for r in f] for f in kept_families] == [[r.example.id for r in f] for f in whole_families]
+    for whole, light in zip(whole_families, kept_families):
+        assert light[0] is whole[0], f"{whole[0].example.id}: a family's first member is kept whole"
+        assert family_lines(light[0], light[1:], labels) == family_lines(whole[0], whole[1:], labels)
+    # Each type binding's first (hypothesis-0000) is whole: the key a family is known by at the end is coarser.
+    later = [r for f in kept_families for r in f if r.example.name != "hypothesis-0000" and r.example.source == "hypothesis"]
+    assert later and all(not r.example.inputs and not r.actual and "against_actual" not in r.extra
+                         for r in later), "past the first of a version's hypothesis cases in a binding, by name only"
+    assert len(kept) == sum(1 for r in results + as_hypothesis if r.extra["disagreement"])

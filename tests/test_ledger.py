@@ -121,6 +121,26 @@ def test_write_expect_keeps_of_a_traced_outcome_the_entry_it_matched_alone(tmp_p
     ledger.close()
 
 
+def test_a_diff_s_ledger_spools_every_record_and_keeps_the_disagreements_alone(tmp_path):
+    """Memory flat in a diff's cases: every record goes to the spool, and of the counted results
+    only those `keeps` asks for (the disagreements its console draws) stay in memory, in run order."""
+    import json as json_module
+
+    from conformance.report.json_report import record_line
+
+    examples = slice_examples(40)
+    disagreeing = {examples[3].id, examples[17].id}
+    ledger = Ledger(report_every_case=True, spool_dir=tmp_path, record=record_line,
+                    keeps=lambda result: result if result.example.id in disagreeing else None)
+    for example in examples:
+        ledger.add(result_of(example, PASS))
+    ledger.finish()
+    assert [r.example.id for r in ledger.kept] == [examples[3].id, examples[17].id]
+    records = [json_module.loads(line) for line in ledger.recorded_in_order(record_line)]
+    assert [r["id"] for r in records] == [e.id for e in examples], "every case recorded once, in run order"
+    ledger.close()
+
+
 def test_results_stay_in_run_order_when_failures_are_judged_after_shrinking():
     examples = slice_examples(6)
     outcomes = [FAIL, PASS, "imprecise", FAIL, "lenient", PASS]
