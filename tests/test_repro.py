@@ -558,6 +558,7 @@ def reproduced(finding_cases, tmp_path_factory) -> dict[str, subprocess.Complete
     return {label: ran[label].result() if label in ran else why for label, why in written.items()}
 
 
+@pytest.mark.xdist_group("repro_scripts")  # one worker writes and runs every script, once (--dist loadgroup)
 @pytest.mark.parametrize("found", FINDINGS + ALLOWED, ids=lambda f: f.label)
 def test_each_finding_is_reproduced_by_its_script(found: Finding, reproduced):
     if not _installed(found.runner):
