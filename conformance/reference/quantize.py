@@ -52,6 +52,7 @@ import math
 from dataclasses import dataclass
 from fractions import Fraction
 from functools import cache
+from typing import NamedTuple
 
 import ml_dtypes
 import numpy as np
@@ -535,7 +536,17 @@ def scale_float8e8m0(example: Example) -> bool:
     return from_numpy(_parts(example)[1].dtype).name == cv.E8M0
 
 
-def _spread_quotients(example: Example, how: str) -> tuple[list, list, DType] | None:
+class _Quotients(NamedTuple):
+    """QuantizeLinear's quotients x / y_scale, one an element (computed `how`), the zero point
+    spread to each, the output type, and the granularity that spread them."""
+
+    quotients: list
+    zero_points: list
+    target: DType
+    granularity: Granularity
+
+
+def _spread_quotients(example: Example, how: str) -> _Quotients | None:
     x, scale, zero_point = _parts(example)
     found = _granularity(example)
     target = quantize_target(example)
@@ -544,7 +555,7 @@ def _spread_quotients(example: Example, how: str) -> tuple[list, list, DType] | 
     precision = division_precision(example, from_numpy(scale.dtype))
     q = quotients(x, spread(scale, x.shape, found), precision, how)
     zps = _exact(spread(zero_point, x.shape, found)) if zero_point is not None else [0] * len(q)
-    return q, zps, target
+    return _Quotients(q, zps, target, found)
 
 
 def ties(example: Example) -> bool:
@@ -554,9 +565,9 @@ def ties(example: Example) -> bool:
         return False
     for how in (IN_PRECISION, EXACT, IN_FLOAT32):
         found = _spread_quotients(example, how)
-        if found is None or found[2].kind == "float":
+        if found is None or found.target.kind == "float":
             return False
-        if any(isinstance(q, Fraction) and q.denominator == 2 for q in found[0]):
+        if any(isinstance(q, Fraction) and q.denominator == 2 for q in found.quotients):
             return True
     return False
 
@@ -569,7 +580,7 @@ def saturates(example: Example) -> bool:
     found = _spread_quotients(example, IN_PRECISION)
     if found is None:
         return False
-    q, zps, target = found
+    q, zps, target, _ = found
     for value, zp in zip(q, zps):
         if isinstance(value, float):
             if math.isinf(value):
@@ -599,15 +610,14 @@ def reciprocal_differs(example: Example) -> bool:
     if not _is_quantize(example):
         return False
     found = _spread_quotients(example, IN_FLOAT32)
-    x, scale, zero_point = _parts(example)
-    granular = _granularity(example)
-    if found is None or granular is None:
+    if found is None:
         return False
+    x, scale, _ = _parts(example)
     f32 = dtype(FLOAT32)
     xs = to_precision(_exact(x), f32)
-    inverse = to_precision([divide(1, s, False) for s in to_precision(_exact(spread(scale, x.shape, granular)), f32)], f32)
+    inverse = to_precision([divide(1, s, False) for s in to_precision(_exact(spread(scale, x.shape, found.granularity)), f32)], f32)
     products = to_precision([multiply(a, b, False) for a, b in zip(xs, inverse)], f32)
-    q, zps, target = found
+    q, zps, target, _ = found
     if target.kind == "float":
         return False
     return to_integers(products, zps, target, NAN_FILLS[0]) != to_integers(q, zps, target, NAN_FILLS[0])
@@ -621,10 +631,9 @@ def range_quotient_differs(example: Example) -> bool:
     if not _is_quantize(example):
         return False
     found = _spread_quotients(example, IN_PRECISION)
-    granular = _granularity(example)
-    if found is None or granular is None or found[2].kind == "float":
+    if found is None or found.target.kind == "float":
         return False
-    q, zps, target = found
+    q, zps, target, granular = found
     x, scale, _ = _parts(example)
     f32 = np.float32
     with np.errstate(all="ignore"):
@@ -645,9 +654,9 @@ def quotient_beyond_int32(example: Example) -> bool:
     if not _is_quantize(example):
         return False
     found = _spread_quotients(example, IN_FLOAT32)
-    if found is None or found[2].kind == "float":
+    if found is None or found.target.kind == "float":
         return False
-    return any(not (isinstance(q, float) and math.isnan(q)) and abs(q) >= 2**31 for q in found[0])
+    return any(not (isinstance(q, float) and math.isnan(q)) and abs(q) >= 2**31 for q in found.quotients)
 
 
 def float_zero_point_not_plus_zero(example: Example) -> bool:
@@ -686,9 +695,9 @@ def e5m2_overflow(example: Example) -> bool:
     if not _is_quantize(example) or bool(example.attributes.get("saturate", 1)):
         return False
     found = _spread_quotients(example, IN_PRECISION)
-    if found is None or found[2].name != "float8e5m2":
+    if found is None or found.target.name != "float8e5m2":
         return False
-    return any(not _is_special(q) and abs(Fraction(q) + Fraction(zp)) >= 61440 for q, zp in zip(*found[:2]))
+    return any(not _is_special(q) and abs(Fraction(q) + Fraction(zp)) >= 61440 for q, zp in zip(found.quotients, found.zero_points))
 
 
 def blocked_empty(example: Example) -> bool:
@@ -765,10 +774,10 @@ def float8_unsaturated_beyond(example: Example) -> bool:
     if not _is_quantize(example) or bool(example.attributes.get("saturate", 1)):
         return False
     found = _spread_quotients(example, IN_PRECISION)
-    if found is None or found[2].name not in cv.FLOAT8:
+    if found is None or found.target.name not in cv.FLOAT8:
         return False
-    top = Fraction(float(found[2].max))
-    return any(_is_special(q) or abs(Fraction(q) + Fraction(zp)) > top for q, zp in zip(*found[:2]))
+    top = Fraction(float(found.target.max))
+    return any(_is_special(q) or abs(Fraction(q) + Fraction(zp)) > top for q, zp in zip(found.quotients, found.zero_points))
 
 
 def scale_range_overflows(example: Example) -> bool:
