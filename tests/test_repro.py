@@ -11,9 +11,12 @@ from __future__ import annotations
 
 import ast
 import importlib.util
+import json
+import os
 import signal
 import subprocess
 import sys
+import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -540,37 +543,73 @@ def _ran(script_path: Path) -> subprocess.CompletedProcess:
 
 
 @pytest.fixture(scope="module")
-def reproduced(finding_cases, tmp_path_factory) -> dict[str, subprocess.CompletedProcess | Exception]:
+def reproduced(finding_cases, tmp_path_factory) -> dict[str, dict]:
     """Each finding's script (of an installed runtime), written in this process one after another,
     then run two at a time (a script is mostly its interpreter and runtime starting): by label,
-    what it did, or why it could not be written."""
-    folder = tmp_path_factory.mktemp("repro_scripts")
-    written: dict[str, Path | Exception] = {}
-    for number, found in enumerate(FINDINGS + ALLOWED):
-        if _installed(found.runner):
-            try:
-                written[found.label] = _written([found.case, "--runner", found.runner, "--cases", str(finding_cases),
-                                                 *found.options], folder / f"repro_{number}.py")
-            except Exception as error:  # told by the finding's own test (a failed assert too)
-                written[found.label] = error
-    with ThreadPoolExecutor(max_workers=2) as pool:
-        ran = {label: pool.submit(_ran, path) for label, path in written.items() if isinstance(path, Path)}
-    return {label: ran[label].result() if label in ran else why for label, why in written.items()}
+    what it did (`returncode`, `stdout`, `stderr`), or why it could not be written (`error`). Made
+    once for all the workers of a pytest-xdist run (`_once_per_run`): 181 scripts cost a minute."""
+
+    def every_script() -> dict[str, dict]:
+        folder = tmp_path_factory.mktemp("repro_scripts")
+        written: dict[str, Path | Exception] = {}
+        for number, found in enumerate(FINDINGS + ALLOWED):
+            if _installed(found.runner):
+                try:
+                    written[found.label] = _written([found.case, "--runner", found.runner, "--cases", str(finding_cases),
+                                                     *found.options], folder / f"repro_{number}.py")
+                except Exception as error:  # told by the finding's own test (a failed assert too)
+                    written[found.label] = error
+        with ThreadPoolExecutor(max_workers=2) as pool:
+            ran = {label: pool.submit(_ran, path) for label, path in written.items() if isinstance(path, Path)}
+        return {label: _as_record(ran[label].result()) if label in ran else {"error": f"{type(why).__name__}: {why}"}
+                for label, why in written.items()}
+
+    return _once_per_run(tmp_path_factory, "repro_scripts", every_script)
 
 
-@pytest.mark.xdist_group("repro_scripts")  # one worker writes and runs every script, once (--dist loadgroup)
+def _as_record(ran: subprocess.CompletedProcess) -> dict:
+    return {"returncode": ran.returncode, "stdout": ran.stdout, "stderr": ran.stderr}
+
+
+WAIT_FOR_ANOTHER_WORKER = 900  # seconds; past it, a worker makes the fixture itself
+
+
+def _once_per_run(tmp_path_factory, name: str, make) -> dict:
+    """`make()`, made once for all the workers of one pytest-xdist run: the first worker to ask
+    makes it and writes it as JSON beside the workers' temporary folders, the others wait for it
+    and read it (without xdist, made here)."""
+    run = os.environ.get("PYTEST_XDIST_TESTRUNUID")
+    if run is None:
+        return make()
+    folder = tmp_path_factory.getbasetemp().parent
+    done, claim = folder / f"{name}-{run}.json", folder / f"{name}-{run}.claimed"
+    try:
+        os.close(os.open(claim, os.O_CREAT | os.O_EXCL))
+    except FileExistsError:  # another worker makes it
+        deadline = time.monotonic() + WAIT_FOR_ANOTHER_WORKER
+        while not done.exists() and time.monotonic() < deadline:
+            time.sleep(0.5)
+        return json.loads(done.read_text()) if done.exists() else make()
+    found = make()
+    partial = done.with_suffix(".partial")
+    partial.write_text(json.dumps(found))
+    os.replace(partial, done)
+    return found
+
+
 @pytest.mark.parametrize("found", FINDINGS + ALLOWED, ids=lambda f: f.label)
 def test_each_finding_is_reproduced_by_its_script(found: Finding, reproduced):
     if not _installed(found.runner):
         pytest.skip(f"{found.runner} is not installed (pip install \"conform[{found.runner}]\")")
     ran = reproduced[found.label]
-    if isinstance(ran, Exception):
-        raise ran
-    said = ran.stdout + ran.stderr
+    if "error" in ran:
+        pytest.fail(f"the script could not be written: {ran['error']}")
+    said = ran["stdout"] + ran["stderr"]
     if found.ends == CRASH:
-        assert ran.returncode == -found.signal, f"expected death by {signal.Signals(found.signal).name}, got exit {ran.returncode}:\n{said}"
+        assert ran["returncode"] == -found.signal, \
+            f"expected death by {signal.Signals(found.signal).name}, got exit {ran['returncode']}:\n{said}"
     else:
-        assert ran.returncode == found.ends, said
+        assert ran["returncode"] == found.ends, said
     for shown in found.shows:
         assert shown in said, f"{shown!r} not in the script's output:\n{said}"
 
