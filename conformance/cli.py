@@ -1003,6 +1003,7 @@ def diff_command(
 
 
 def _diff_serially(results, advance) -> None:
+    """A serial diff's results, each heard (`advance`) as it is made."""
     for result in results:
         advance(result)
 

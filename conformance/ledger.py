@@ -12,7 +12,8 @@ each result as it comes (`add`), applies the expectations file to it, and keeps 
   binding whole, the next few without their inputs, expected values and outputs where the
   console names them (`--verbose`), and the rest counted (kept bare only in a run of several
   input modes or levels, whose hints tell whether they are confined to one); the hints fold
-  every refusal as it comes;
+  every refusal as it comes; and of a counted result, what `keeps` chooses where the caller gives
+  one (a diff: its disagreements, for the console's blocks);
 - the precision profile, folded as results come;
 - the op versions and variants that ran, the entries matched, and the ids that ran among those a
   `case:` entry names (what judges an entry stale).
