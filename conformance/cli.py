@@ -958,8 +958,8 @@ def diff_command(
     first = runner_of(first_spec, not no_isolation, options.timeout)
     second = runner_from_name(against, isolate=not no_isolation, timeout=options.timeout)
     labels = runner_labels(first, second)
-    # Memory flat in the cases: every record spooled beside the report as it comes; in memory the
-    # results not counted (the failing ones) and of the disagreements what the console draws.
+    # Memory flat in the cases: every record spooled beside the report as it comes; in memory, of
+    # the disagreements what the console draws, and counts.
     ledger = Ledger(report_every_case=True, spool_dir=None if is_stdout(path) or is_stream(path) else path.parent,
                     record=json_report.record_line, keeps=DiffKeeper(), several_variants=len(options.modes) > 1,
                     names_unsupported=False)

@@ -246,9 +246,9 @@ def disagreement_families(results) -> list[list[Result]]:
 
 
 class DiffKeeper:
-    """What a diff keeps in memory of a counted result (see ledger.Ledger's `keeps`), as its
-    console draws them: nothing of a case the runners agree on; of the disagreements, the first
-    of each family whole and the rest by name. A family is known only once all are in, so the
+    """What a diff keeps in memory of a result (see ledger.Ledger's `keeps`), as its console draws
+    them: nothing of a case the runners agree on; of the disagreements, the first of each family
+    whole and the rest by name. A family is known only once all are in, so the
     first of each group of a finer key is kept whole: the pair of outcomes, op version, type
     binding, variant, and case (a version's hypothesis cases as one)."""
 

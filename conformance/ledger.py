@@ -12,8 +12,9 @@ each result as it comes (`add`), applies the expectations file to it, and keeps 
   binding whole, the next few without their inputs, expected values and outputs where the
   console names them (`--verbose`), and the rest counted (kept bare only in a run of several
   input modes or levels, whose hints tell whether they are confined to one); the hints fold
-  every refusal as it comes; and of a counted result, what `keeps` chooses where the caller gives
-  one (a diff: its disagreements, for the console's blocks);
+  every refusal as it comes; but where the caller gives `keeps` (a diff, which neither shrinks
+  nor draws failures but its disagreements), every record goes to the spool as it is judged, and
+  of each result only what `keeps` chooses stays;
 - the precision profile, folded as results come;
 - the op versions and variants that ran, the entries matched, and the ids that ran among those a
   `case:` entry names (what judges an entry stale).
@@ -81,9 +82,9 @@ class Ledger:
         (only then are a case's outcomes in each, and every unsupported case's mode, kept);
         `names_unsupported`: whether the console will name a binding's unsupported cases past
         the first (`--verbose`); `traced`: with `keep_all`, the outcomes kept as the entry they
-        matched alone (expectations.read_as_entries); `keeps(result)`: what of a counted result
-        to keep in memory besides counting it, None for nothing (a diff's disagreements, which
-        its console draws: differential.DiffKeeper)."""
+        matched alone (expectations.read_as_entries); `keeps(result)`: with `report_every_case`,
+        what of each result to keep in memory (None: nothing), every result judged at once, none
+        waiting to be shrunk, and every record spooled (a diff's: differential.DiffKeeper)."""
         self._judge_one = judge
         self._variant_of = variant or _own_variant
         self._keep_all = keep_all
@@ -128,7 +129,7 @@ class Ledger:
         minimal case, and a run of thousands of them keeps none in memory."""
         self._sequence += 1
         judged = self._judge_one(result) if result.outcome in FAILING else None
-        if judged is not None and judged[0].outcome in FAILING:
+        if judged is not None and judged[0].outcome in FAILING and self._keeps is None:
             self._waiting.append((self._sequence, result))
         else:
             self._judge(self._sequence, result, judged)
@@ -167,8 +168,14 @@ class Ledger:
             self._keep_for_writing(sequence, judged, index)
         if outcome in COUNTED:
             self._count(sequence, judged)
-        else:
+        elif self._keeps is None:
             self._kept.append((sequence, judged))
+        elif self._spool is not None:
+            self._spool.write(sequence, self._record(judged))
+        if self._keeps is not None:
+            chosen = self._keeps(judged)
+            if chosen is not None:
+                self._kept.append((sequence, chosen))
 
     def _keep_for_writing(self, sequence: int, result, index: int | None) -> None:
         """keep_all: a result slim in memory, its pass on disk, or its trace (see the module's docstring)."""
@@ -188,10 +195,7 @@ class Ledger:
         if self._spool is not None:
             row[1].append(result.example.id)
             self._spool.write(sequence, self._record(result))
-        kept = self._keeps(result) if self._keeps is not None else None
-        if kept is not None:
-            self._kept.append((sequence, kept))
-        elif result.outcome == UNSUPPORTED:
+        if result.outcome == UNSUPPORTED and self._keeps is None:
             self._keep_unsupported(sequence, result)
 
     def _keep_unsupported(self, sequence: int, result) -> None:
@@ -225,14 +229,15 @@ class Ledger:
 
     @property
     def kept(self) -> list:
-        """The results kept in memory, in run order: every one that is not counted, the unsupported
-        (see `_keep_unsupported`), and those `keeps` asks for."""
+        """The results kept in memory, in run order: every one that is not counted and the
+        unsupported (see `_keep_unsupported`); with `keeps`, what it chose."""
         return [result for _, result in self._kept]
 
     @property
     def recorded(self) -> list:
-        """The results the JSON report records whole: those not counted (COUNTED)."""
-        return [result for result in self.kept if result.outcome not in COUNTED]
+        """The results the JSON report records whole: those not counted (COUNTED); with `keeps`,
+        none in memory (every record is spooled)."""
+        return [result for result in self.kept if result.outcome not in COUNTED] if self._keeps is None else []
 
     @property
     def everything(self) -> list:
@@ -276,7 +281,8 @@ class Ledger:
     def recorded_in_order(self, encode: Callable[[object], str]) -> Iterator[str]:
         """Every record line of the report, in run order: the recorded results' (encoded here) and
         the spooled ones."""
-        recorded = ((sequence, encode(result)) for sequence, result in self._kept if result.outcome not in COUNTED)
+        kept = self._kept if self._keeps is None else ()
+        recorded = ((sequence, encode(result)) for sequence, result in kept if result.outcome not in COUNTED)
         return (line for _, line in _merged_by_sequence(recorded, self.spooled_records()))
 
     def close(self) -> None:

@@ -122,8 +122,9 @@ def test_write_expect_keeps_of_a_traced_outcome_the_entry_it_matched_alone(tmp_p
 
 
 def test_a_diff_s_ledger_spools_every_record_and_keeps_the_disagreements_alone(tmp_path):
-    """Memory flat in a diff's cases: every record goes to the spool, and of the counted results
-    only those `keeps` asks for (the disagreements its console draws) stay in memory, in run order."""
+    """Memory flat in a diff's cases: every record goes to the spool as it is judged, failing ones
+    too (a diff shrinks none), and of the results only those `keeps` asks for (the disagreements
+    its console draws) stay in memory, in run order."""
     import json as json_module
 
     from conformance.report.json_report import record_line
@@ -132,12 +133,15 @@ def test_a_diff_s_ledger_spools_every_record_and_keeps_the_disagreements_alone(t
     disagreeing = {examples[3].id, examples[17].id}
     ledger = Ledger(report_every_case=True, spool_dir=tmp_path, record=record_line,
                     keeps=lambda result: result if result.example.id in disagreeing else None)
-    for example in examples:
-        ledger.add(result_of(example, PASS))
+    for number, example in enumerate(examples):
+        ledger.add(result_of(example, FAIL if number in (3, 9) else PASS))
+        assert not ledger.waiting(), "judged at once: nothing waits to be shrunk"
     ledger.finish()
     assert [r.example.id for r in ledger.kept] == [examples[3].id, examples[17].id]
+    assert ledger.recorded == [] and ledger.summary_counts() == {PASS: 38, FAIL: 2}
     records = [json_module.loads(line) for line in ledger.recorded_in_order(record_line)]
     assert [r["id"] for r in records] == [e.id for e in examples], "every case recorded once, in run order"
+    assert [r["outcome"] for r in records].count(FAIL) == 2
     ledger.close()
 
 
