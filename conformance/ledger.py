@@ -102,7 +102,7 @@ class Ledger:
         self._named_unsupported = KEPT_PER_BINDING if names_unsupported else WHOLE_PER_BINDING
         self.refusals = RefusalFold()
         self.counts: Counter = Counter()  # (op, since_version, dtype, outcome) -> results
-        self.tallies: dict[tuple, list] = {}  # tally key -> [count, ids]
+        self.tallies: Counter = Counter()  # tally key -> results
         self.profile = ProfileFold()
         self.used: set[int] = set()
         self.ran: set = set()  # variant_of each result
@@ -190,10 +190,8 @@ class Ledger:
             self.entries_unkept.add((index, outcome))
 
     def _count(self, sequence: int, result) -> None:
-        row = self.tallies.setdefault(tally_key(result), [0, []])
-        row[0] += 1
+        self.tallies[tally_key(result)] += 1
         if self._spool is not None:
-            row[1].append(result.example.id)
             self._spool.write(sequence, self._record(result))
         if result.outcome == UNSUPPORTED and self._keeps is None:
             self._keep_unsupported(sequence, result)
@@ -264,15 +262,9 @@ class Ledger:
         return found
 
     def tally_rows(self) -> list[dict]:
-        """The counted results as the JSON report's `tallies`, sorted; ids where every case is recorded."""
-        rows = []
-        for key, (count, ids) in sorted(self.tallies.items(), key=lambda item: _sortable(item[0])):
-            row = dict(key)
-            row["count"] = count
-            if ids:
-                row["ids"] = ids
-            rows.append(row)
-        return rows
+        """The counted results as the JSON report's `tallies`, sorted (where every case is recorded
+        whole, a report holds no tallies: its records name each case)."""
+        return [dict(key) | {"count": count} for key, count in sorted(self.tallies.items(), key=lambda item: _sortable(item[0]))]
 
     def spooled_records(self) -> Iterator[tuple[int, str]]:
         """The counted results' records written as they came (with `report_every_case`), in run order."""

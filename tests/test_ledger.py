@@ -34,7 +34,7 @@ def test_a_ledger_keeps_no_passing_result_and_counts_every_one():
     assert [r.outcome for r in ledger.kept] == [FAIL] * 10, "only the failures are kept in memory"
     assert ledger.total == 500
     assert ledger.summary_counts() == {PASS: 490, FAIL: 10}
-    assert sum(count for count, _ in ledger.tallies.values()) == 490, "every pass is counted in a tally row"
+    assert sum(ledger.tallies.values()) == 490, "every pass is counted in a tally row"
 
 
 def test_unsupported_results_are_kept_slim_past_the_first_of_each_binding():
