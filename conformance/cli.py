@@ -314,7 +314,7 @@ def run_command(
     ledger = Ledger(judging(expectations, runner_info, failing_outcomes(options), strict),
                     lambda result: variant_of(result, runner_info), named_ids(expectations),
                     report_every_case=report_passes, keep_all=bool(write_expect),
-                    spool_dir=None if is_stdout(path) or is_stream(path) else path.parent, record=json_report.record_line,
+                    spool_dir=_spool_dir(path), record=json_report.record_line,
                     several_variants=len(options.modes) * len(levels) > 1, names_unsupported=verbose,
                     traced=read_as_entries(options))
     try:
@@ -419,6 +419,12 @@ def _every_record(ledger: Ledger) -> list[dict]:
     import json
 
     return [json.loads(line) for line in ledger.recorded_in_order(json_report.record_line)]
+
+
+def _spool_dir(path: Path) -> Path | None:
+    """Where a command spools its records: beside its JSON report, or in the system's temporary
+    folder for a report written to standard output or a stream."""
+    return None if is_stdout(path) or is_stream(path) else path.parent
 
 
 def _write_json_report(path: Path, doc: dict, writes: Writes, lines=None) -> bool:
@@ -853,7 +859,7 @@ def verify_command(
     workers = worker_count(jobs, len(units))
     # Every data set's record is in the report, spooled to disk as it comes: a folder of any size
     # is verified in bounded memory, the disagreeing verdicts alone kept whole for the console.
-    ledger = Ledger(report_every_case=True, spool_dir=None if is_stdout(path) or is_stream(path) else path.parent,
+    ledger = Ledger(report_every_case=True, spool_dir=_spool_dir(path),
                     record=json_report.record_line)
     skipped = []
     total = sum(len(unit.paths) for unit in units)  # each test is verified or skipped
@@ -960,7 +966,7 @@ def diff_command(
     labels = runner_labels(first, second)
     # Memory flat in the cases: every record spooled beside the report as it comes; in memory, of
     # the disagreements what the console draws, and counts.
-    ledger = Ledger(report_every_case=True, spool_dir=None if is_stdout(path) or is_stream(path) else path.parent,
+    ledger = Ledger(report_every_case=True, spool_dir=_spool_dir(path),
                     record=json_report.record_line, keeps=DiffKeeper(), several_variants=len(options.modes) > 1,
                     names_unsupported=False)
     pairs: Counter = Counter()
@@ -1018,9 +1024,9 @@ def _diff_summary(pairs: Counter, grouped: list[list]) -> dict:
     """What a diff's JSON summary adds to the first runner's outcomes: every case by the two
     runners' outcomes (`outcome_pairs`, first runner's then second's; `pairs` counts them), the
     disagreements, and the families they come in (`grouped`, see `disagreement_families`)."""
-    from .differential import pairs_table
+    from .differential import outcome_pairs
 
-    return {"outcome_pairs": pairs_table(pairs), "disagreements": sum(map(len, grouped)), "disagreement_families": len(grouped)}
+    return {"outcome_pairs": outcome_pairs(pairs), "disagreements": sum(map(len, grouped)), "disagreement_families": len(grouped)}
 
 
 SHOWN_FAMILIES = 25  # on the console, one block a family; the JSON report holds every disagreement
@@ -1049,9 +1055,9 @@ def _print_diff(pairs: Counter, grouped: list[list], labels: tuple[str, str], pa
 def _outcome_pairs_table(counts: Counter, labels: tuple[str, str]) -> Table:
     """Every case counted by the first runner's outcome (a row each) and the second's (a column each)."""
     from .compare import OUTCOMES
-    from .differential import pairs_table
+    from .differential import outcome_pairs
 
-    pairs = pairs_table(counts)
+    pairs = outcome_pairs(counts)
     seconds = [o for o in OUTCOMES if any(o in row for row in pairs.values())]
     title = f"conform diff: cases by outcome, {labels[0]} (rows) by {labels[1]} (columns)"
     table = Table(title=title, min_width=min(len(title), 80))

@@ -209,14 +209,9 @@ def outcome_pair(result: Result) -> tuple[str, str]:
     return result.outcome, result.extra["against"]["outcome"]
 
 
-def outcome_pairs(results) -> dict[str, dict[str, int]]:
-    """How many cases had each pair of outcomes: by the first runner's outcome, then the second's,
-    each in OUTCOMES' order; the counts add up to the number of results."""
-    return pairs_table(Counter(outcome_pair(r) for r in results))
-
-
-def pairs_table(counts: Counter) -> dict[str, dict[str, int]]:
-    """`outcome_pairs` of results counted as they came: (first's outcome, second's) -> cases."""
+def outcome_pairs(counts: Counter) -> dict[str, dict[str, int]]:
+    """How many cases had each pair of outcomes (`counts`: `outcome_pair` -> cases, counted as the
+    results came): by the first runner's outcome, then the second's, each in OUTCOMES' order."""
     return {first: {second: counts[(first, second)] for second in OUTCOMES if counts[(first, second)]}
             for first in OUTCOMES if any(pair[0] == first for pair in counts)}
 

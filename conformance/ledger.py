@@ -235,7 +235,7 @@ class Ledger:
     def recorded(self) -> list:
         """The results the JSON report records whole: those not counted (COUNTED); with `keeps`,
         none in memory (every record is spooled)."""
-        return [result for result in self.kept if result.outcome not in COUNTED] if self._keeps is None else []
+        return [result for _, result in self._recorded_pairs()]
 
     @property
     def everything(self) -> list:
@@ -273,9 +273,13 @@ class Ledger:
     def recorded_in_order(self, encode: Callable[[object], str]) -> Iterator[str]:
         """Every record line of the report, in run order: the recorded results' (encoded here) and
         the spooled ones."""
-        kept = self._kept if self._keeps is None else ()
-        recorded = ((sequence, encode(result)) for sequence, result in kept if result.outcome not in COUNTED)
+        recorded = ((sequence, encode(result)) for sequence, result in self._recorded_pairs())
         return (line for _, line in _merged_by_sequence(recorded, self.spooled_records()))
+
+    def _recorded_pairs(self) -> Iterator[tuple[int, object]]:
+        """(sequence, result) of the results recorded from memory (`recorded`)."""
+        if self._keeps is None:
+            yield from ((sequence, result) for sequence, result in self._kept if result.outcome not in COUNTED)
 
     def close(self) -> None:
         if self._spool is not None:

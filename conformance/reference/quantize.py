@@ -610,16 +610,14 @@ def reciprocal_differs(example: Example) -> bool:
     if not _is_quantize(example):
         return False
     found = _spread_quotients(example, IN_FLOAT32)
-    if found is None:
+    if found is None or found.target.kind == "float":
         return False
+    q, zps, target, granular = found
     x, scale, _ = _parts(example)
     f32 = dtype(FLOAT32)
     xs = to_precision(_exact(x), f32)
-    inverse = to_precision([divide(1, s, False) for s in to_precision(_exact(spread(scale, x.shape, found.granularity)), f32)], f32)
+    inverse = to_precision([divide(1, s, False) for s in to_precision(_exact(spread(scale, x.shape, granular)), f32)], f32)
     products = to_precision([multiply(a, b, False) for a, b in zip(xs, inverse)], f32)
-    q, zps, target, _ = found
-    if target.kind == "float":
-        return False
     return to_integers(products, zps, target, NAN_FILLS[0]) != to_integers(q, zps, target, NAN_FILLS[0])
 
 

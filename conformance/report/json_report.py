@@ -151,8 +151,8 @@ def _budget(budget) -> dict | None:
 
 
 def document(results, runner_info: dict, seed: int | None, options: dict) -> dict:
-    """The report of results given as a list (verify, diff: their data sets are bounded), every
-    one recorded whole; a run's report is `ledger_document`'s."""
+    """The report of results given as a list, every one recorded whole (a few results judged in
+    process); the commands' reports are `ledger_document`'s."""
     with cycle_collection_paused():
         return _head(runner_info, seed, options) | {
             "summary": summary(results),
