@@ -5,6 +5,7 @@ merge into the one run's verdicts. Prints figures; asserts nothing.
     python benchmarks/bench_run_all.py --ops Abs Slice --examples 5      # a subset
     python benchmarks/bench_run_all.py --ops Clip --html --shards 3 --keep /tmp/bench-all
     python benchmarks/bench_run_all.py --shards 0 --also="--expect $PWD/expectations/onnxruntime-cpu.yaml --write-expect w.yaml"
+    python benchmarks/bench_run_all.py --ops Cast CastLike QuantizeLinear --against reference
 
 On onnxruntime CPU, at the given --examples and --seed, in child processes run as a user runs them:
 1. `conform run --all` (or `--op` for each of --ops): cases, seconds, exit code; the peak memory
@@ -13,6 +14,8 @@ On onnxruntime CPU, at the given --examples and --seed, in child processes run a
    report's, with --html).
    `--also` adds options to this run alone (`--write-expect`, `--expect`: paths absolute, or
    relative to the reports' folder).
+   `--against RUNNER` measures `conform diff --against RUNNER` instead (no shards): onnxruntime
+   and RUNNER side by side, every disagreement recorded.
 2. the same run as N shards (none with --shards 0) (`--shard K/N`, one after another on this machine) and `conform merge`
    of them: each command's seconds and peak memory, the merged report's size.
 3. whether the merged report holds the one run's verdicts: each recorded result's outcome by id and
@@ -177,6 +180,12 @@ def equal_whole(one: dict, merged: dict) -> tuple[int, int]:
     return sum(theirs.get(key(r)) == timeless(r) for r in one["results"]), len(one["results"])
 
 
+def runtimes(described: dict) -> str:
+    """The runtime a run's report names, or a diff's two."""
+    sides = [described[side] for side in ("first", "second") if side in described] or [described]
+    return " against ".join(f"{side.get('name')} {side.get('version')}" for side in sides)
+
+
 def megabytes(path: Path) -> str:
     return f"{path.stat().st_size / 1e6:.2f} MB" if path.exists() else "not written"
 
@@ -207,6 +216,7 @@ def main() -> None:
     parser.add_argument("--jobs", type=int, help="conform's --jobs (default: conform's own)")
     parser.add_argument("--shards", type=int, default=2, help="N of --shard K/N (default 2; 0: no sharded run)")
     parser.add_argument("--also", default="", help="more options of the one run, as one string (e.g. --write-expect w.yaml)")
+    parser.add_argument("--against", help="measure `conform diff --against RUNNER` instead of `run` (no shards)")
     parser.add_argument("--html", action="store_true", help="also write (and size) the HTML reports")
     parser.add_argument("--sample", type=float, default=0.2, help="seconds between memory samples (default 0.2)")
     parser.add_argument("--keep", type=Path, help="write the reports and console logs here, and keep them")
@@ -215,7 +225,8 @@ def main() -> None:
     folder = options.keep or Path(tempfile.mkdtemp(prefix="bench-run-all-"))
     folder.mkdir(parents=True, exist_ok=True)
     chosen = [word for op in options.ops for word in ("--op", op)] if options.ops else ["--all"]
-    common = ["run", *chosen, "--examples", str(options.examples), "--seed", str(options.seed),
+    command = ["diff", "--against", options.against] if options.against else ["run"]
+    common = [*command, *chosen, "--examples", str(options.examples), "--seed", str(options.seed),
               *(["--jobs", str(options.jobs)] if options.jobs else [])]
     html = ["--html", "one.html"] if options.html else []
     print(f"conform {' '.join(common)}  (onnxruntime CPU; {os.cpu_count()} cores; reports in {folder})")
@@ -228,14 +239,14 @@ def main() -> None:
     doc = json.loads((folder / "one.json").read_text())
     cases = doc["summary"]["total"]
     print(f"1. one run{' ' + ' '.join(also) if also else ''}: {cases} cases in {one.seconds:.1f} s = {cases / one.seconds:.0f} cases/s, exit {one.code}"
-          f" ({doc['runner'].get('name')} {doc['runner'].get('version')})")
+          f" ({runtimes(doc['runner'])})")
     print(f"   {memory(one)}")
     print(f"   JSON report {megabytes(folder / 'one.json')} ({len(doc['results'])} records,"
           f" {len(doc.get('tallies') or ())} tally rows)" + (f"; HTML report {megabytes(folder / 'one.html')}" if html else ""))
     if html:
         print(f"   {browser_load(folder / 'one.html')}")
 
-    n = options.shards
+    n = 0 if options.against else options.shards
     if not n:
         if not options.keep:
             shutil.rmtree(folder, ignore_errors=True)

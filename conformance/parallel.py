@@ -345,23 +345,17 @@ def _merged(answers: list, options: RunOptions):
 
 def _serve(spec: RunnerSpec, options: RunOptions, careful: bool, watch: "_Watch", connection: Connection) -> None:
     if careful:
-        with watch.loading():  # its isolated runner loads the runtime here, to check it is there
+        with watch.loading():
             # It restarts its runtime worker after every crash or hang: from a server of its own,
             # each restart costs ~0.01 s instead of a spawned interpreter's ~0.5 s.
             start_own_server()
-            # Its isolated runner is not watched: its own timeout stops a call that hangs. It keeps
-            # no spare worker: beside the other jobs no core is free to load one ahead (Slice-13
-            # on a runtime that crashes 133 times, two jobs, five runs each in turn: 11.5-12.5 s
-            # without spares, 12.0-13.4 s with them).
-            runner = IsolatedRunner(spec, options.timeout, keep_spare=False)
-    else:
-        runner = _Watched(spec, watch)  # which loads the runtime, watched, when first asked to run
+    runner = _made(spec, careful, options, watch)
     siblings: dict[RunnerSpec, Runner] = {}
 
     def sibling(other: RunnerSpec) -> Runner:
         """A diff's second runner, made as the first (its calls counted by the same watch)."""
         if other not in siblings:
-            siblings[other] = IsolatedRunner(other, options.timeout, keep_spare=False) if careful else _Watched(other, watch)
+            siblings[other] = _made(other, careful, options, watch)
         return siblings[other]
 
     def handle(request: tuple[int, Task]) -> tuple[int, Any]:
@@ -372,12 +366,26 @@ def _serve(spec: RunnerSpec, options: RunOptions, careful: bool, watch: "_Watch"
             own_marks().settle()  # the task's last case, which no case follows (see runtime_log.CaseMarks)
 
     serve(connection, handle)
-    if careful:
-        for made in [runner, *siblings.values()]:
+    for made in [runner, *siblings.values()]:
+        if isinstance(made, IsolatedRunner):
             made.close()
     # Every answer is sent: the interpreter's own tear-down (every module and session freed one by
     # one) would only keep the parent waiting.
     os._exit(0)
+
+
+def _made(spec: RunnerSpec, careful: bool, options: RunOptions, watch: "_Watch") -> Runner:
+    """A worker's runner of `spec`: watched in this process, or, in a careful worker, isolated in a
+    process of its own, unless it is Python alone (onnx.reference): that cannot crash this
+    process, and the watch stops a call that hangs as well as a process of its own would, for
+    one process fewer (two careful workers diffing against onnx.reference: ~70 MB)."""
+    if careful and not spec.python_only:
+        # Its isolated runner is not watched: its own timeout stops a call that hangs. It keeps
+        # no spare worker: beside the other jobs no core is free to load one ahead (Slice-13
+        # on a runtime that crashes 133 times, two jobs, five runs each in turn: 11.5-12.5 s
+        # without spares, 12.0-13.4 s with them).
+        return IsolatedRunner(spec, options.timeout, keep_spare=False, loaded=True)
+    return _Watched(spec, watch)  # which loads the runtime, watched, when first asked to run
 
 
 class _Watch:

@@ -68,6 +68,22 @@ class RunnerSpec:
 
         return WithRefusals(built, self.refusals)
 
+    @property
+    def runner_name(self) -> str:
+        """The name the runner gives itself (`Runner.name`), read without making it."""
+        if self.backend:
+            from .backend import BackendRunner
+
+            return BackendRunner.name
+        module, name = RUNNERS[self.runner]
+        return getattr(importlib.import_module(f"{__name__}.{module}"), name).name
+
+    @property
+    def python_only(self) -> bool:
+        """Whether the runtime is Python code alone (onnx.reference): it cannot crash the
+        interpreter, so a process of its own guards nothing a watch on its calls does not."""
+        return self.runner == "reference" and not self.backend
+
     def model_needs(self) -> ModelNeeds:
         """How the runtime needs its models built (its runner class's `model_needs`), read without
         making the runner, so without importing the runtime; none declared for a --backend."""

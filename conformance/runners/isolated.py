@@ -62,7 +62,7 @@ from ..lifetime import LoggedWorker, died_of_memory_note, end_group, kill_worker
 from ..runtime_log import CaseMarks, position, written_since
 from ..model import BuiltModel
 from . import DEFAULT_TIMEOUT, RunnerSpec
-from .base import RunOutput
+from .base import Runner, RunOutput
 from .wire import SMALLEST_BUDGET, Channel, dump_case, pack_output, unpack_case, unpack_output
 
 
@@ -184,14 +184,18 @@ def not_loadable(how: str) -> UnavailableError:
 class IsolatedRunner:
     """The runner a spec names, driven in a worker process."""
 
-    def __init__(self, spec: RunnerSpec, timeout: float = DEFAULT_TIMEOUT, keep_spare: bool = True) -> None:
+    def __init__(self, spec: RunnerSpec, timeout: float = DEFAULT_TIMEOUT, keep_spare: bool = True,
+                 loaded: bool = False) -> None:
         """`keep_spare`: whether to keep a spare worker once one has died (see the module's
-        docstring); not where other processes keep every core busy, as `--jobs` workers do."""
+        docstring); not where other processes keep every core busy, as `--jobs` workers do.
+        `loaded`: the runtime is known to load (a careful `--jobs` worker's, which a worker before
+        it loaded): the runner here, which checks that and describes the runtime, is then made
+        only when asked to describe it, and this process does not import the runtime (~20 MB)."""
         self.spec = spec
         self.timeout = timeout
         self.keep_spare = keep_spare
-        self._local = spec.make()  # fails here, in the parent, when the runtime is not available
-        self.name = self._local.name
+        self._made_local = None if loaded else spec.make()  # fails here, in the parent, when the runtime is not available
+        self.name = spec.runner_name
         self._process = None
         self._channel: Channel | None = None
         self._poller = None
@@ -207,6 +211,12 @@ class IsolatedRunner:
         self._crashed_alone: dict[bytes, str] = {}  # a model of which a case crashed alone: that case
         self.runs_again = 0  # crashed cases run again alone
         scratch.at_command_end(self.close)
+
+    @property
+    def _local(self) -> Runner:
+        if self._made_local is None:
+            self._made_local = self.spec.make()
+        return self._made_local
 
     def describe(self) -> dict:
         return {**self._local.describe(), "isolation": "worker process", "timeout": self.timeout}
