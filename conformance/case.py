@@ -43,6 +43,7 @@ class Case:
     types: tuple[tuple[str, tuple[str, ...]], ...] = ()  # other type params, e.g. (("Tind", ("int32",)),)
     inputs: tuple[tuple[str, Any], ...] = ()
     attributes: tuple[tuple[str, Any], ...] = ()
+    outputs: int | tuple[str, ...] | None = None  # a variadic output's count, or the output names asked for
     expect: Expectation | None = None
     spec: str = ""
     line: int | None = None
@@ -68,6 +69,10 @@ class Example:
     expect_error: str | None = None
     expect_outputs: tuple[np.ndarray, ...] | None = None  # stated by a case file or golden test, one per output
     origin: dict[str, Any] = field(default_factory=dict)
+    # Per output of the node, whether it is asked for: () asks for every formal output; a variadic
+    # output's count is this tuple's length (Split's parts), and an optional output left out
+    # (Unique's `counts`) is False here and an empty name in the node.
+    outputs: tuple[bool, ...] = ()
 
     @property
     def op(self) -> str:
@@ -98,6 +103,30 @@ class Example:
         while names and names[-1] == "":
             names.pop()
         return tuple(names)
+
+    @cached_property
+    def output_positions(self) -> tuple[int, ...]:
+        """The node's outputs that are asked for, by position: what the model's graph outputs are,
+        and what a reading's outputs hold, in this order."""
+        if not self.outputs:
+            return tuple(range(len(self.version.outputs)))
+        return tuple(position for position, asked in enumerate(self.outputs) if asked)
+
+    @cached_property
+    def node_outputs(self) -> tuple[str, ...]:
+        """The node's output names: "" for an output left out before one asked for."""
+        if not self.outputs:
+            return self.version.output_names
+        names = [name if asked else "" for name, asked in
+                 zip(self.version.output_positional_names(len(self.outputs)), self.outputs)]
+        while names and names[-1] == "":
+            names.pop()
+        return tuple(names)
+
+    @property
+    def output_dtypes(self) -> tuple[str, ...]:
+        """The dtype of each output asked for, from the schema and the type binding."""
+        return tuple(self.version.output_dtype(position, self.types) for position in self.output_positions)
 
     @property
     def binding(self) -> str:

@@ -18,11 +18,15 @@ or tags; at most MAX_DEPTH levels) and expanded (MAX_LOADED_BYTES of arrays in a
           starts: [-2]
           ends: [INT_MAX]
         attributes: {}
+        outputs: 3                         # a variadic output's count (Split's parts), or the
+                                           # outputs asked for by name ([Y, inverse_indices]);
+                                           # default: every formal output
         expect: {output: [[...]]}          # or {error: steps-zero}; default: the reference decides
 """
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import math
 import re
@@ -45,12 +49,13 @@ from .text import has_control, printable
 from .values import ValueProblem, check_shape, to_array
 
 FILE_KEYS = ("op", "defaults", "cases")
-CASE_KEYS = ("name", "spec", "versions", "dtypes", "types", "inputs", "attributes", "expect")
+CASE_KEYS = ("name", "spec", "versions", "dtypes", "types", "inputs", "attributes", "outputs", "expect")
 EXPECT_KEYS = ("output", "outputs", "error")
 BUILTIN_CASES = Path(__file__).resolve().parent.parent / "cases"
 # Limits on what a YAML file conform reads may hold, so that a stranger's file costs bounded time
 # and memory (the shipped case files are at most 9 KB, 10 levels deep, numbers of 20 characters).
 MAX_FILE_BYTES = 1 << 20
+MAX_OUTPUTS = 64  # values of a variadic output a case may ask for
 MAX_DEPTH = 32  # levels of mappings and lists: a literal tensor of rank 28 in a case
 MAX_NUMBER_CHARS = 100  # as written: no dtype holds an integer of more than 20 digits
 # What the arrays made from the values the case files write may take in all, in one load: each
@@ -387,6 +392,7 @@ def _case(entry: Any, defaults: LineDict, reference: OpReference, path: str, pro
             types=tuple((p, dtype_list(v)) for p, v in _mapping(merged, "types", "type parameters to dtypes")),
             inputs=_mapping(merged, "inputs", "input names to values"),
             attributes=_mapping(merged, "attributes", "attribute names to values"),
+            outputs=_outputs_written(merged.get("outputs")),
             expect=_expectation(merged.get("expect"), reference, path, problems),
             spec=str(merged.get("spec") or ""),
             line=entry.line,
@@ -394,6 +400,39 @@ def _case(entry: Any, defaults: LineDict, reference: OpReference, path: str, pro
     except (ConformError, ValueProblem, AttributeError, TypeError) as error:
         problems.add(path, entry.line, f"case '{name}': {getattr(error, 'message', error)}")
         return None
+
+
+def _outputs_written(value: Any) -> int | tuple[str, ...] | None:
+    """A case's `outputs`: a count (of a variadic output's values), output names, or None."""
+    if value is None:
+        return None
+    if isinstance(value, int) and not isinstance(value, bool) and 1 <= value <= MAX_OUTPUTS:
+        return value
+    if isinstance(value, list) and value and all(isinstance(v, str) for v in value):
+        return tuple(value)
+    raise ValueProblem(f"'outputs' takes a count from 1 to {MAX_OUTPUTS} (a variadic output's values) or a list of "
+                       f"output names, not {value!r}")
+
+
+def asked_outputs(version: OpVersion, written: int | tuple[str, ...] | None) -> tuple[bool, ...]:
+    """`Example.outputs` from what a case writes: a count fills the version's variadic output, names
+    ask for those formal outputs (every required one among them)."""
+    if written is None:
+        return ()
+    formals = version.outputs
+    if isinstance(written, int):
+        if not formals[-1].variadic:
+            raise ValueProblem(f"'outputs: {written}' counts a variadic output's values; {version.label}'s outputs "
+                               f"({', '.join(version.output_names)}) are not variadic: name the ones asked for")
+        return (True,) * (len(formals) - 1 + written)
+    unknown = [name for name in written if name not in version.output_names]
+    if unknown:
+        raise ValueProblem(f"'outputs' names {', '.join(unknown)}, which {version.label} does not have "
+                           f"(its outputs: {', '.join(version.output_names)})")
+    missing = [f.name for f in formals if not f.optional and f.name not in written]
+    if missing:
+        raise ValueProblem(f"'outputs' leaves out {', '.join(missing)}, which {version.label} requires")
+    return tuple(f.name in written for f in formals)
 
 
 def _mapping(case: LineDict, key: str, of_what: str) -> tuple[tuple[Any, Any], ...]:
@@ -521,29 +560,29 @@ def _example(case: Case, version: OpVersion, reference: OpReference, binding: di
         _check_agrees(name, attributes.setdefault(name, value), value, binding)
     _check_required_given(version, inputs, attributes)
     expect = case.expect or Expectation()
-    outputs = None
-    if expect.outputs is not None:
-        outputs = _stated_outputs(expect.outputs, version, binding, seed, made)
     example = Example(
         version=version, name=case.name, types=binding, inputs=inputs, attributes=attributes,
         source=case.source, dtype_param=reference.dtype_param_of(version), spec=case.spec,
-        expect_error=expect.error, expect_outputs=outputs,
+        expect_error=expect.error, outputs=asked_outputs(version, case.outputs),
     )
+    if expect.outputs is not None:
+        example = dataclasses.replace(example, expect_outputs=_stated_outputs(expect.outputs, example, seed, made))
     problem = reference.problem_with_binding(example)
     if problem is not None:
         raise ValueProblem(problem)
     return example
 
 
-def _stated_outputs(written: tuple, version: OpVersion, binding: dict[str, str], seed: int, made: Made) -> tuple:
+def _stated_outputs(written: tuple, example: Example, seed: int, made: Made) -> tuple:
     """The outputs a case states, each read into its output's dtype."""
-    if len(written) != len(version.outputs):
-        raise ValueProblem(f"'expect' states {len(written)} outputs; {version.label} has {len(version.outputs)} "
-                           f"({', '.join(version.output_names)})")
+    names = [name for name in example.node_outputs if name]
+    if len(written) != len(names):
+        raise ValueProblem(f"'expect' states {len(written)} outputs; the case asks {example.version.label} for {len(names)} "
+                           f"({', '.join(names)})")
     outputs = []
-    for index, value in enumerate(written):
-        out_dtype = dtype(version.output_dtype(index, binding))
-        what = "expected output" if len(written) == 1 else f"expected output '{version.outputs[index].name}'"
+    for index, (value, out_name) in enumerate(zip(written, example.output_dtypes)):
+        out_dtype = dtype(out_name)
+        what = "expected output" if len(written) == 1 else f"expected output '{names[index]}'"
         outputs.append(_checked(lambda: to_array(value, out_dtype, seed), what))
         made.budget.spend(outputs[-1])
     return tuple(outputs)

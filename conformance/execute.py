@@ -441,6 +441,14 @@ def parse_shapes(value: str) -> str:
     return value
 
 
+def model_of(example: Example, expected: Expected, mode: str, shapes: str) -> BuiltModel:
+    """The model `example` runs as, its non-data inputs reaching the node as `mode` says and its
+    inputs' dims declared as `shapes` says (as numbers where its reference needs them so)."""
+    reference = for_op(example.op)
+    return build(example, reference.output_types(example, expected), mode, reference.data_inputs,
+                 reference.shapes_for(example, shapes))
+
+
 def expected_for(example: Example) -> Expected:
     """The reference's answer, overridden by what the case file (or golden test) states when it
     states something, and then saying what the reference would have answered, when that differs."""
@@ -531,8 +539,7 @@ def stage(example: Example, runner: Runner, options: RunOptions, mode: str = "in
     if refusal is not None:
         return Result(example, Expected(readings=()), Verdict(compare.SKIPPED, refusal), replay=replay, extra=extra)
     expected = expected_for(example)
-    reference = for_op(example.op)
-    built = build(example, reference.output_types(example, expected), mode, reference.data_inputs, options.shapes)
+    built = model_of(example, expected, mode, options.shapes)
     if expected.is_valid:
         problem = checker_problem(built.data)
         if problem is not None:

@@ -52,10 +52,10 @@ from .compare import AMBIGUOUS, IMPRECISE, PASS, Verdict, judge
 from .compare import SKIPPED as SKIPPED_OUTCOME
 from .dtypes import from_elem_type, from_numpy
 from .errors import ConformError, UsageError
-from .execute import (DEFAULT_MAX_ELEMENTS, Result, RunOptions, Staged, WorkUnit, check_selection,
+from .execute import (DEFAULT_MAX_ELEMENTS, model_of, Result, RunOptions, Staged, WorkUnit, check_selection,
                       chooser, examples_of, expected_for, judging_options, planned_ids, run_staged, too_large,
                       whole_run)
-from .model import DEFAULT_SHAPES, MODES, SHAPES, BuiltModel, build
+from .model import DEFAULT_SHAPES, MODES, SHAPES, BuiltModel
 from .reference import covered_ops, for_op
 from .reference.base import Expected
 from .registry import OpVersion, version_in_force
@@ -217,8 +217,7 @@ def _tensor_bytes(array: np.ndarray, name: str) -> bytes:
 
 
 def _test_files(example: Example, expected: Expected, mode: str = DEFAULT_MODE, shapes: str = DEFAULT_SHAPES) -> dict[str, bytes]:
-    reference = for_op(example.op)
-    built = build(example, reference.output_types(example, expected), mode, reference.data_inputs, shapes)
+    built = model_of(example, expected, mode, shapes)
     files = {"model.onnx": _with_case(built, example, mode, shapes)}
     # The fed inputs only: an initializer that is a graph input too (IR 3) has its data in the model.
     fed = [value_info for value_info in built.model.graph.input if value_info.name in built.feeds]
@@ -767,14 +766,29 @@ def example_from_test(test: GoldenTest) -> Example | str:
     reference = for_op(node.op_type)
     types = _types(version, {name: from_numpy(a.dtype).name for name, a in inputs.items() if a is not None},
                    {name: from_numpy(v.dtype).name for name, v in attributes.items() if isinstance(v, np.ndarray)},
-                   reference.attribute_params, _output_dtypes(graph))
+                   reference.attribute_params, _output_dtypes(graph, node))
     dtype_param = reference.dtype_param_of(version)
     name = stored_case_name(test.path, test.model, test.data_set, version, types, dtype_param)
-    example = Example(version, name, types, inputs, attributes, f"golden:{test.path}", dtype_param)
+    example = Example(version, name, types, inputs, attributes, f"golden:{test.path}", dtype_param,
+                      outputs=_asked_outputs(node, version, test.path))
     problem = reference.problem_with_binding(example)  # a node whose attributes contradict its output's type
     if problem is not None:
         raise GoldenError(f"{test.path}: {problem}")
     return example
+
+
+def _asked_outputs(node: onnx.NodeProto, version: OpVersion, path: Path) -> tuple[bool, ...]:
+    """`Example.outputs` of a stored node: () where it names every formal output, as conform's
+    own nodes do; else, per output, whether it is named (a variadic output's count, an optional
+    output left out)."""
+    asked = tuple(bool(name) for name in node.output)
+    formals = version.outputs
+    if len(asked) > len(formals) and not formals[-1].variadic:
+        raise GoldenError(f"{path}: the node has {len(asked)} outputs; {version.label} has {len(formals)}")
+    missing = [f.name for k, f in enumerate(formals) if not f.optional and (k >= len(asked) or not asked[k])]
+    if missing:
+        raise GoldenError(f"{path}: the node lacks its required output(s) {', '.join(missing)}")
+    return () if asked == (True,) * len(formals) else asked
 
 
 def _node_and_version(model: onnx.ModelProto) -> tuple[onnx.NodeProto, OpVersion] | str:
@@ -810,10 +824,11 @@ def _attribute(attribute: onnx.AttributeProto, where: str):
     return value
 
 
-def _output_dtypes(graph: onnx.GraphProto) -> tuple[str | None, ...]:
-    """The dtypes a model's graph outputs declare, in order (None where one declares none)."""
-    return tuple(from_elem_type(o.type.tensor_type.elem_type).name if o.type.tensor_type.elem_type else None
-                 for o in graph.output)
+def _output_dtypes(graph: onnx.GraphProto, node: onnx.NodeProto) -> tuple[str | None, ...]:
+    """The dtype the model's graph declares for each of the node's outputs, by position (None where
+    it declares none, or the node leaves that output out)."""
+    declared = {o.name: from_elem_type(o.type.tensor_type.elem_type).name for o in graph.output if o.type.tensor_type.elem_type}
+    return tuple(declared.get(name) if name else None for name in node.output)
 
 
 def _types(version: OpVersion, input_dtypes: dict[str, str], attribute_dtypes: dict[str, str],
@@ -830,7 +845,8 @@ def _types(version: OpVersion, input_dtypes: dict[str, str], attribute_dtypes: d
             types.setdefault(formal.type_param, dtype_name)
     for name, param in attribute_params.items():
         types.setdefault(param, attribute_dtypes.get(name, "float"))
-    for formal, dtype_name in zip(version.outputs, output_dtypes):
+    for position, dtype_name in enumerate(output_dtypes):
+        formal = version.output_formal(position)
         if dtype_name is not None and formal.type_param in version.constraints:
             types.setdefault(formal.type_param, dtype_name)
     for param, allowed in version.type_constraints:
@@ -860,9 +876,9 @@ def _checkable(test: GoldenTest, expect_stored: bool, max_elements: int) -> tupl
         if refusal is not None:  # before the reference, which would allocate the output
             return example, None, refusal
         if expect_stored:
-            if len(test.outputs) != len(example.version.outputs):
+            if len(test.outputs) != len(example.output_positions):
                 raise GoldenError(f"{folder}: {len(test.outputs)} output files; "
-                                  f"{example.version.label} has {len(example.version.outputs)} outputs")
+                                  f"its {example.version.label} node has {len(example.output_positions)} outputs")
             example = dataclasses.replace(example, expect_outputs=tuple(test.outputs))
         return example, expected_for(example), None
     except GoldenError:
@@ -1142,7 +1158,7 @@ def _declared_types(model: onnx.ModelProto, node: onnx.NodeProto, version: OpVer
     tensors = {a.name: a.t.data_type for a in node.attribute if a.type == onnx.AttributeProto.TENSOR}
     return _types(version, {name: from_elem_type(t).name for name, t in inputs.items()},
                   {name: from_elem_type(t).name for name, t in tensors.items()}, for_op(version.op).attribute_params,
-                  _output_dtypes(graph))
+                  _output_dtypes(graph, node))
 
 
 def _staged(case: StoredCase, runner: Runner, judging: tuple[str, ...]) -> Staged | Result:

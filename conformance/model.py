@@ -77,7 +77,8 @@ def build(example: Example, outputs: tuple[tuple[str, int], ...], mode: str = "i
     static = shapes == "static"
     inputs_key = tuple([_input_key(inputs.get(name), name in embedded, static) for name in names])
     # The op and since-version stand for the version: their hashes are cached, an OpVersion's is computed.
-    key = (version.op, version.since_version, mode, static, outputs, inputs_key, _attributes_key(example.attributes))
+    key = (version.op, version.since_version, mode, static, outputs, example.outputs, inputs_key,
+           _attributes_key(example.attributes))
     found = _MODELS.get(key)
     if found is None:
         found = _MODELS[key] = _build(example, outputs, mode, embedded, static)
@@ -121,7 +122,7 @@ def example_key(example: Example) -> tuple:
     same key are the same test."""
     return (example.version, tuple(sorted(example.types.items())),
             tuple((name, value_key(value)) for name, value in example.inputs.items()),
-            tuple((name, value_key(value)) for name, value in sorted(example.attributes.items())))
+            tuple((name, value_key(value)) for name, value in sorted(example.attributes.items())), example.outputs)
 
 
 # IR version 4 (opset 9) is the first that lets an initializer be no graph input; Constant-9 the
@@ -135,7 +136,7 @@ def _build(example: Example, outputs: tuple[tuple[str, int], ...], mode: str,
            embedded: tuple[str, ...], static: bool = False) -> tuple[onnx.ModelProto, bytes, frozenset[int]]:
     version = example.version
     opset = helper.make_opsetid("", version.since_version)
-    ir_version = helper.find_min_ir_version_for([opset])
+    ir_version = lowest_ir_version(version.since_version)
     graph_inputs = [_value_info(name, example.inputs[name], static) for name in example.node_inputs if name]
     initializers, constants = [], []
     for name in embedded:
@@ -149,14 +150,26 @@ def _build(example: Example, outputs: tuple[tuple[str, int], ...], mode: str,
                 _concrete(graph_inputs, name, array.shape)
                 continue
         graph_inputs = [g for g in graph_inputs if g.name != name]
-    node = helper.make_node(version.op, list(example.node_inputs), list(version.output_names), **_attributes(example))
+    node = helper.make_node(version.op, list(example.node_inputs), list(example.node_outputs))
+    node.attribute.extend(_attribute_protos(example))
     graph_outputs = [
         helper.make_tensor_value_info(name, dtype(out_dtype).elem_type, [f"{name}_out_d{k}" for k in range(rank)])
-        for name, (out_dtype, rank) in zip(version.output_names, outputs)
+        for name, (out_dtype, rank) in zip([n for n in example.node_outputs if n], outputs)
     ]
     graph = helper.make_graph([*constants, node], f"conform_{version.op}", graph_inputs, graph_outputs, initializer=initializers)
     model = helper.make_model(graph, opset_imports=[opset], ir_version=ir_version, producer_name="conform")
     return model, model.SerializeToString(deterministic=True), element_types(model)
+
+
+def lowest_ir_version(opset: int) -> int:
+    """The lowest IR version that can hold a model of this default-domain opset. onnx's table skips
+    opsets 2 to 4 (Concat-4, Split-2), which IR 3 holds as it holds opset 1."""
+    for candidate in range(opset, 0, -1):
+        try:
+            return helper.find_min_ir_version_for([helper.make_opsetid("", candidate)])
+        except ValueError:
+            continue
+    raise ValueError(f"no IR version is known for opset {opset}")
 
 
 def _value_info(name: str, array: np.ndarray, static: bool = False) -> onnx.ValueInfoProto:
@@ -171,6 +184,17 @@ def _concrete(graph_inputs: list[onnx.ValueInfoProto], name: str, shape: tuple[i
             for dim, size in zip(value_info.type.tensor_type.shape.dim, shape):
                 dim.Clear()
                 dim.dim_value = size
+
+
+def _attribute_protos(example: Example) -> list[onnx.AttributeProto]:
+    """The node's attributes, sorted by name as helper.make_node sorts them; each of its schema's
+    type, which an empty list (Squeeze-1's `axes: []`) cannot tell by itself."""
+    made = []
+    for name, value in sorted(_attributes(example).items()):
+        formal = example.version.attribute(name)
+        typed = formal is not None and isinstance(value, (list, tuple)) and not value
+        made.append(helper.make_attribute(name, value, attr_type=formal.type if typed else None))
+    return made
 
 
 def _attributes(example: Example) -> dict[str, object]:

@@ -70,6 +70,8 @@ class FormalOutput:
     name: str
     type_param: str
     optional: bool = False
+    variadic: bool = False
+    min_arity: int = 1
 
 
 @dataclass(frozen=True)
@@ -94,7 +96,7 @@ class OpVersion:
     outputs: tuple[FormalOutput, ...]
     # Why conform cannot build this version's node, or None: every reason among a graph
     # attribute, an attribute type it cannot write, a type parameter, input or output with no
-    # tensor type (named, with its types), a variadic output.
+    # tensor type (named, with its types).
     refusal: str | None = None
     # Per type parameter, the types of its constraint that are no tensor type, as the schema
     # writes them (`seq(tensor(float))`): left out of `type_constraints`, which conform builds
@@ -113,9 +115,22 @@ class OpVersion:
     def output_names(self) -> tuple[str, ...]:
         return tuple(o.name for o in self.outputs)
 
+    def output_formal(self, position: int) -> FormalOutput:
+        """The formal output a node's `position`-th output is: past the last formal one, the last,
+        when it is variadic (Split's `outputs`)."""
+        return self.outputs[min(position, len(self.outputs) - 1)]
+
+    def output_positional_names(self, count: int) -> tuple[str, ...]:
+        """The names of a node's first `count` outputs: the formal names in order, and a variadic
+        last output's values by their instance names (as `positional_names` names inputs)."""
+        last = len(self.outputs) - 1
+        return tuple(self.outputs[p].name if p < last or not self.outputs[last].variadic
+                     else FormalInput(self.outputs[last].name, "", False, True).instance(p - last)
+                     for p in range(count))
+
     def output_dtype(self, index: int, types: dict[str, str]) -> str:
-        """The dtype of output `index` under a type binding: its type parameter's, or its fixed type."""
-        param = self.outputs[index].type_param
+        """The dtype of a node's output `index` under a type binding: its type parameter's, or its fixed type."""
+        param = self.output_formal(index).type_param
         return types[param] if param in types else _type_name(param)
 
     @property
@@ -217,9 +232,8 @@ _TYPE_KINDS = {"seq": "sequence", "optional": "optional"}
 def refusal_of(schema: onnx.defs.OpSchema) -> str | None:
     """Why conform cannot build (or judge) a node of this schema, every reason joined by '; ', or
     None: a graph attribute (a body, a branch); another attribute type it cannot write; a type
-    parameter, input or output that takes no tensor type at all, named with its types; variadic
-    outputs."""
-    reasons = [_graph_reason(schema), _attribute_reason(schema), _type_reason(schema), _output_reason(schema)]
+    parameter, input or output that takes no tensor type at all, named with its types."""
+    reasons = [_graph_reason(schema), _attribute_reason(schema), _type_reason(schema)]
     return "; ".join(reason for reason in reasons if reason) or None
 
 
@@ -263,13 +277,6 @@ def _kind(type_str: str) -> str:
     return _TYPE_KINDS.get(word, word)
 
 
-def _output_reason(schema: onnx.defs.OpSchema) -> str | None:
-    variadic = onnx.defs.OpSchema.FormalParameterOption.Variadic
-    if any(o.option == variadic for o in schema.outputs):
-        return "its outputs are variadic, which conform cannot judge yet"
-    return None
-
-
 def _registered_version(op: str, since_version: int) -> OpVersion:
     """The one object `versions` holds for this version (how a registered OpVersion unpickles)."""
     return next(v for v in versions(op) if v.since_version == since_version)
@@ -300,7 +307,9 @@ def _from_schema(schema: onnx.defs.OpSchema) -> OpVersion:
             (c.type_param_str, tensor_types(c.allowed_type_strs))
             for c in schema.type_constraints
         ),
-        outputs=tuple(FormalOutput(o.name, o.type_str, o.option == option.Optional) for o in schema.outputs),
+        outputs=tuple(FormalOutput(o.name, o.type_str, o.option == option.Optional, o.option == option.Variadic,
+                                   max(schema.min_output - len(schema.outputs) + 1, 1) if o.option == option.Variadic else 1)
+                      for o in schema.outputs),
         refusal=refusal_of(schema),
         left_out=tuple(
             (c.type_param_str, other_types(c.allowed_type_strs))

@@ -60,6 +60,14 @@ def _input_elsewhere(op: str, name: str) -> bool:
     return any(version.input(name) is not None for version in versions(op))
 
 
+def _outputs_written(example: Example) -> int | list[str]:
+    """A case's `outputs` as a case file writes them: a variadic output's count, or the names asked for."""
+    formals = example.version.outputs
+    if formals[-1].variadic:
+        return len(example.outputs) - len(formals) + 1
+    return [f.name for f, asked in zip(formals, example.outputs) if asked]
+
+
 def case_yaml(example: Example, name: str, spec: str = "") -> str:
     """The YAML text of a case file holding just this example."""
     inputs = {k: _written(v) for k, v in example.inputs.items()}
@@ -82,5 +90,7 @@ def case_yaml(example: Example, name: str, spec: str = "") -> str:
     case["inputs"] = inputs
     if attributes:
         case["attributes"] = attributes
+    if example.outputs:
+        case["outputs"] = _outputs_written(example)
     document = {"op": example.op, "cases": [case]}
     return yaml.safe_dump(document, sort_keys=False, default_flow_style=None, width=100, allow_unicode=True)

@@ -30,8 +30,8 @@ from onnx import AttributeProto, TensorProto, numpy_helper
 
 from .case import Example, slug
 from .errors import UsageError
-from .execute import RunOptions, expected_for, replay_command, select_examples, too_large
-from .model import DEFAULT_SHAPES, build
+from .execute import RunOptions, expected_for, model_of, replay_command, select_examples, too_large
+from .model import DEFAULT_SHAPES
 from .output import write_atomic
 from .precision import Budget
 from .reference import for_op
@@ -102,9 +102,7 @@ def script(example: Example, request: ReproRequest) -> str:
     if refused is not None:
         raise UsageError(f"{example.id}: {refused}")
     expected = expected_for(example)
-    reference = for_op(example.op)
-    built = build(example, reference.output_types(example, expected), request.mode, reference.data_inputs,
-                  request.options.shapes)
+    built = model_of(example, expected, request.mode, request.options.shapes)
     parts = [_header(example, expected, request, built.model), _imports(),
              _model_source(built.model, _embedded_arrays(example)), _feeds_source(built.feeds),
              _expected_source(expected, request.options.strict_zero), _runner_source(request.spec), JUDGING,

@@ -40,20 +40,32 @@ def test_stated_expectations_agree_with_the_reference(op):
     assert not disagreements, f"{len(disagreements)} stated expectations disagree with the reference: {disagreements[:5]}"
 
 
+# Where onnx's own shape inference contradicts the text, onnx.checker rejects the model of a valid
+# case, which a run reports as an error (not run). Each is listed by op version and the trait of
+# the op's reference that picks its cases out: Squeeze-1's inference walks `axes` as if sorted.
+CHECKER_CONTRADICTS_TEXT = {("Squeeze", 1): "axes-unsorted"}
+
+
 @pytest.mark.parametrize("op", covered_ops())
 def test_every_valid_example_builds_a_model_onnx_checker_accepts_in_every_mode(op):
     reference = for_op(op)
-    rejected = []
+    rejected, known = [], []
     for example in examples_of(op):
         expected = reference.expected(example)
         if not expected.is_valid:
             continue
+        trait = CHECKER_CONTRADICTS_TEXT.get((op, example.version.since_version))
         for mode in MODES:
             built = build(example, reference.output_types(example, expected), mode, reference.data_inputs)
             problem = checker_problem(built.data)
-            if problem:
+            if trait is not None and reference.traits[trait](example):
+                known.append((example.id, mode, problem))
+            elif problem:
                 rejected.append((example.id, mode, problem))
     assert not rejected, f"{len(rejected)} models onnx.checker rejects: {rejected[:5]}"
+    still = [k for k in known if k[2] is None]
+    assert not still, f"onnx.checker now accepts {len(still)} models CHECKER_CONTRADICTS_TEXT lists: {still[:3]}"
+    assert not any(o == op for o, _ in CHECKER_CONTRADICTS_TEXT) or known, f"no case of {op} shows the listed onnx defect"
 
 
 def test_model_imports_exactly_the_version_opset_and_lowest_ir():

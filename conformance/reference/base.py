@@ -8,6 +8,7 @@ version as "the highest since-version <= the requested one".
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from typing import Callable
 
@@ -43,6 +44,10 @@ class OpReference:
     data_inputs: tuple[str, ...] = ()  # inputs that stay graph inputs in every materialization mode
     shape_inputs: tuple[str, ...] = ()  # inputs whose values are a tensor's dims: a case file's are checked as shapes
     output_elements_from: Callable[[Example], int] | None = None  # when the output can outgrow the inputs
+    # Whether the outputs' rank depends on the input dims' sizes (Squeeze without axes: which dims
+    # are 1): the model then declares its inputs' dims as numbers (`model.SHAPES` "static"), or
+    # shape inference, knowing them only as names, infers another rank than the output has.
+    rank_from_sizes: Callable[[Example], bool] | None = None
     # The attributes a type binding fixes (Cast's `to` names T2): a case file that leaves one out gets it.
     binding_attributes: Callable[[OpVersion, dict[str, str]], dict] | None = None
     # What is wrong with a case whose inputs or attributes name another type than its binding
@@ -102,16 +107,21 @@ class OpReference:
                 largest = array.size
         return largest
 
+    def shapes_for(self, example: Example, shapes: str) -> str:
+        """How the example's model declares its inputs' dims: as `shapes` asks, or as numbers where
+        its output's rank depends on their sizes (see `rank_from_sizes`)."""
+        return "static" if self.rank_from_sizes is not None and self.rank_from_sizes(example) else shapes
+
     def output_types(self, example: Example, expected: Expected) -> tuple[tuple[str, int], ...]:
         """Each output's dtype (from the schema and the example's type binding) and rank (the
         reference's, or for an input it rejects, the first input's)."""
-        version = example.version
+        dtypes = example.output_dtypes
         if expected.is_valid and expected.readings:
             ranks = [output.ndim for output in expected.readings[0].outputs]
         else:
             first = next((a for a in example.inputs.values() if a is not None), None)
-            ranks = [first.ndim if first is not None else 0] * len(version.outputs)
-        return tuple((version.output_dtype(k, example.types), rank) for k, rank in enumerate(ranks))
+            ranks = [first.ndim if first is not None else 0] * len(dtypes)
+        return tuple(zip(dtypes, ranks))
 
     def expected(self, example: Example, bodies: bool = True) -> Expected:
         """What the text allows for `example`: the prose's readings, and where the version has a
@@ -119,7 +129,7 @@ class OpReference:
         wrong_type = self.disallowed_type(example)
         if wrong_type is not None:
             return Expected(invalid=wrong_type)
-        found = self.semantics_for(example.version).expected(example)
+        found = asked_for(self.semantics_for(example.version).expected(example), example)
         return with_body(found, example) if bodies else found
 
     def disallowed_type(self, example: Example) -> Invalid | None:
@@ -130,3 +140,18 @@ class OpReference:
                     f"{example.version.label} Type Constraints: {example.version.type_constraint_text(param)}",
                 )
         return None
+
+
+def asked_for(expected: Expected, example: Example) -> Expected:
+    """`expected` with only the outputs the example asks for (see `Example.outputs`): a version's
+    semantics answer every formal output, the node has those it names."""
+    if not example.outputs or all(example.outputs):
+        return expected
+    kept = example.output_positions
+
+    def chosen(values: tuple) -> tuple:
+        return tuple(values[k] for k in kept) if values else values
+
+    kept_readings = tuple(dataclasses.replace(r, outputs=chosen(r.outputs), precise=chosen(r.precise), free=chosen(r.free),
+                                              bounds=chosen(r.bounds)) for r in expected.readings)
+    return dataclasses.replace(expected, readings=kept_readings, budgets=chosen(expected.budgets), specs=chosen(expected.specs))

@@ -115,7 +115,7 @@ def _caller_node(example: Example) -> tuple[bytes, tuple[bytes, ...]]:
     from onnx import helper
 
     names = example.node_inputs
-    node = helper.make_node(example.op, list(names), list(example.version.output_names),
+    node = helper.make_node(example.op, list(names), list(example.node_outputs),
                             **_caller_attributes(example, with_defaults=False))
     types = tuple(helper.make_tensor_type_proto(from_numpy(example.inputs[n].dtype).elem_type, None).SerializeToString()
                   for n in names if n)
@@ -157,13 +157,12 @@ def _in_float32(example: Example) -> list[tuple[str, Example, tuple[np.dtype, ..
     """`example` with its 16-bit float inputs widened (exactly) to float32, and the output types to
     round the results back to; nothing where it has no such input."""
     narrow = {n for n, a in example.inputs.items() if a is not None and a.dtype.kind in "fV" and _is_16_bit_float(a.dtype)}
-    outputs_float = all(from_numpy(dtype_of(example.version.output_dtype(k, example.types))).kind == "float"
-                        for k in range(len(example.version.outputs)))
+    outputs_float = all(from_numpy(dtype_of(name)).kind == "float" for name in example.output_dtypes)
     if not narrow or not outputs_float:
         return []
     wide = {n: (a.astype(np.float32) if n in narrow else a) for n, a in example.inputs.items()}
     types = {p: ("float" if _is_16_bit_float(dtype_of(t)) else t) for p, t in example.types.items()}
-    outputs = tuple(dtype_of(example.version.output_dtype(k, example.types)) for k in range(len(example.version.outputs)))
+    outputs = tuple(dtype_of(name) for name in example.output_dtypes)
     return [(FUNCTION_BODY_IN_FLOAT32, replace(example, inputs=wide, types=types), outputs)]
 
 

@@ -161,8 +161,7 @@ def _arrays(example: Example, *dtypes: np.dtype) -> Iterator[np.ndarray]:
 
 def _output_types(example: Example) -> set[str]:
     """The ONNX names of the example's output types, from its version and type binding."""
-    version = example.version
-    return {version.output_dtype(k, example.types) for k in range(len(version.outputs))}
+    return set(example.output_dtypes)
 
 
 def _text_reading(example: Example):
