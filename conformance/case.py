@@ -100,9 +100,7 @@ class Example:
                     index += 1
             else:
                 names.append(formal.name if self.inputs.get(formal.name) is not None else "")
-        while names and names[-1] == "":
-            names.pop()
-        return tuple(names)
+        return _without_trailing_omitted(names)
 
     @cached_property
     def output_positions(self) -> tuple[int, ...]:
@@ -117,11 +115,8 @@ class Example:
         """The node's output names: "" for an output left out before one asked for."""
         if not self.outputs:
             return self.version.output_names
-        names = [name if asked else "" for name, asked in
-                 zip(self.version.output_positional_names(len(self.outputs)), self.outputs)]
-        while names and names[-1] == "":
-            names.pop()
-        return tuple(names)
+        return _without_trailing_omitted([name if asked else "" for name, asked in
+                                          zip(self.version.output_positional_names(len(self.outputs)), self.outputs)])
 
     @property
     def output_dtypes(self) -> tuple[str, ...]:
@@ -136,6 +131,14 @@ class Example:
 
 # A hypothesis case's name, by its index in its group (version x type binding).
 HYPOTHESIS_NAME = "hypothesis-{:04d}"
+
+
+def _without_trailing_omitted(names: list[str]) -> tuple[str, ...]:
+    """A node's input or output names without the empty names at the end: an omitted optional
+    one is an empty name only before one that is present."""
+    while names and names[-1] == "":
+        names.pop()
+    return tuple(names)
 
 
 def slug(text: str) -> str:

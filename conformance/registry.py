@@ -29,6 +29,16 @@ class Unbuildable(UsageError):
     bindings): the message is the version's `refusal`."""
 
 
+def instance_name(formal: str, index: int) -> str:
+    """The name of the `index`-th value of a variadic input or output `formal` (0: the formal name):
+    data_0, data_1, ... or inputs, inputs_1, ..."""
+    if index == 0:
+        return formal
+    if formal.endswith("_0"):
+        return f"{formal[:-1]}{index}"
+    return f"{formal}_{index}"
+
+
 @dataclass(frozen=True)
 class FormalInput:
     """One formal input of a schema: its name, its type parameter, whether it may be omitted, and,
@@ -47,11 +57,7 @@ class FormalInput:
 
     def instance(self, index: int) -> str:
         """The name of the `index`-th value of this input (0 is the formal name itself)."""
-        if index == 0:
-            return self.name
-        if self.name.endswith("_0"):
-            return f"{self.name[:-1]}{index}"
-        return f"{self.name}_{index}"
+        return instance_name(self.name, index)
 
     def instance_index(self, name: str) -> int | None:
         """Which value of this input `name` is, or None when it is none of them."""
@@ -71,7 +77,6 @@ class FormalOutput:
     type_param: str
     optional: bool = False
     variadic: bool = False
-    min_arity: int = 1
 
 
 @dataclass(frozen=True)
@@ -125,7 +130,7 @@ class OpVersion:
         last output's values by their instance names (as `positional_names` names inputs)."""
         last = len(self.outputs) - 1
         return tuple(self.outputs[p].name if p < last or not self.outputs[last].variadic
-                     else FormalInput(self.outputs[last].name, "", False, True).instance(p - last)
+                     else instance_name(self.outputs[last].name, p - last)
                      for p in range(count))
 
     def output_dtype(self, index: int, types: dict[str, str]) -> str:
@@ -307,8 +312,7 @@ def _from_schema(schema: onnx.defs.OpSchema) -> OpVersion:
             (c.type_param_str, tensor_types(c.allowed_type_strs))
             for c in schema.type_constraints
         ),
-        outputs=tuple(FormalOutput(o.name, o.type_str, o.option == option.Optional, o.option == option.Variadic,
-                                   max(schema.min_output - len(schema.outputs) + 1, 1) if o.option == option.Variadic else 1)
+        outputs=tuple(FormalOutput(o.name, o.type_str, o.option == option.Optional, o.option == option.Variadic)
                       for o in schema.outputs),
         refusal=refusal_of(schema),
         left_out=tuple(
