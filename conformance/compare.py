@@ -222,18 +222,34 @@ def _budget_of(expected: Expected, reading: Reading, index: int) -> tuple[Budget
 
 def reading_outputs(reading: Reading, actual: tuple[np.ndarray, ...]) -> tuple[np.ndarray, ...]:
     """The outputs `reading` allows, given what came back: its own, except where it leaves an
-    element free (`Reading.free`), which holds the actual value (where type and shape agree)."""
-    if not reading.free:
+    element free (`Reading.free`) or open to a few values (`Reading.choices`) that the actual
+    value is one of, which hold the actual value (where type and shape agree)."""
+    if not reading.free and not reading.choices:
         return reading.outputs
-    return tuple(_freed(output, mask, got) for output, mask, got in zip(reading.outputs, reading.free, actual)) \
-        + reading.outputs[len(actual):]
+    found = []
+    for k, output in enumerate(reading.outputs):
+        got = actual[k] if k < len(actual) else None
+        if got is None or output.dtype != got.dtype or output.shape != got.shape:
+            found.append(output)
+            continue
+        taken = _free_mask(reading, k, output.shape)
+        options = reading.choices[k] if k < len(reading.choices) else None
+        for option in options if options is not None else ():
+            taken = taken | equal_mask(option, got, strict_zero=True)
+        found.append(_taken(output, taken, got))
+    return tuple(found)
 
 
-def _freed(expected: np.ndarray, mask: np.ndarray | None, actual: np.ndarray) -> np.ndarray:
-    if mask is None or expected.dtype != actual.dtype or expected.shape != actual.shape:
+def _free_mask(reading: Reading, index: int, shape: tuple[int, ...]) -> np.ndarray:
+    mask = reading.free[index] if index < len(reading.free) else None
+    return mask if mask is not None else np.zeros(shape, dtype=bool)
+
+
+def _taken(expected: np.ndarray, taken: np.ndarray, actual: np.ndarray) -> np.ndarray:
+    if not taken.any():
         return expected
     freed = expected.copy()
-    freed[mask] = actual[mask]
+    freed[taken] = actual[taken]
     return freed
 
 
@@ -308,26 +324,39 @@ def judge(expected: Expected, run: RunOutput, strict_zero: bool = False) -> Verd
         return Verdict(FAIL, f"runtime rejected a valid input: {run.error}")
     if not expected.readings:
         return _judge_by_specs(expected, run.outputs)
+    actual = in_text_order(expected, run.outputs)
     budgeted = _has_budgets(expected)
     missed: list[tuple[Reading, list[Mismatch], _Measured | None]] = []
     for reading in expected.readings:
         if budgeted:
-            found, measured = _reading_mismatches(expected, reading, run.outputs, strict_zero)
+            found, measured = _reading_mismatches(expected, reading, actual, strict_zero)
         else:  # the exact path, as every case of most ops takes it
-            found, measured = _outputs_mismatches(reading_outputs(reading, run.outputs), run.outputs, strict_zero), None
+            found, measured = _outputs_mismatches(reading_outputs(reading, actual), actual, strict_zero), None
         if not found:
             return _matched(expected, reading, measured)
         missed.append((reading, found, measured))
     bodies, outside = expected.body_readings()
     for reading in bodies:
-        found, measured = _reading_mismatches(expected, reading, run.outputs, strict_zero)
+        found, measured = _reading_mismatches(expected, reading, actual, strict_zero)
         if not found:
             return _matched_body(expected, reading, outside)
         missed.append((reading, found, measured))
-    verdict = _missed(missed)
+    verdict = _missed(missed, expected.order_note if actual is not run.outputs else None)
     if verdict.outcome == FAIL and expected.body is not None:
-        return _within_body_lines(expected, run.outputs, strict_zero) or verdict
+        return _within_body_lines(expected, actual, strict_zero) or verdict
     return verdict
+
+
+def in_text_order(expected: Expected, outputs: tuple[np.ndarray, ...]) -> tuple[np.ndarray, ...]:
+    """A runtime's outputs put in the order the readings are written in, where the text leaves the
+    order free (`Expected.order`); as they came where it does not, or where they are not outputs
+    the order can be read from (another count, type or shape: the comparison tells that)."""
+    if expected.order is None:
+        return outputs
+    try:
+        return expected.order(outputs)
+    except (ValueError, IndexError, TypeError):
+        return outputs
 
 
 def _within_body_lines(expected: Expected, actual: tuple[np.ndarray, ...], strict_zero: bool) -> Verdict | None:
@@ -365,11 +394,12 @@ def _matched_body(expected: Expected, reading: Reading, outside: str) -> Verdict
     return Verdict(AMBIGUOUS, f"matches the reading '{reading.label}' ({why})", reading=reading.label)
 
 
-def _missed(missed: list[tuple[Reading, list[Mismatch], _Measured | None]]) -> Verdict:
+def _missed(missed: list[tuple[Reading, list[Mismatch], _Measured | None]], reordered: str | None = None) -> Verdict:
     """The verdict of outputs that match no reading: told against the nearest (see `_distance`),
     named where the text allows several, so the mismatch shown is the runtime's smallest departure.
     A reading whose only departures are budgeted outputs beyond their budget and within their
-    wrong-answer line comes before any other: the outputs are imprecise, not wrong (IMPRECISE)."""
+    wrong-answer line comes before any other: the outputs are imprecise, not wrong (IMPRECISE).
+    `reordered`: why the outputs shown are the runtime's put in the text's order, where they are."""
     imprecise = [miss for miss in missed if all(found.imprecise for found in miss[1])]
     reading, found, measured = min(imprecise or missed, key=lambda miss: _distance(miss[1]))  # the first of equals
     ulp, grade = (measured.ulp, measured.grade) if measured else (None, None)
@@ -378,6 +408,8 @@ def _missed(missed: list[tuple[Reading, list[Mismatch], _Measured | None]]) -> V
         note = f" (the reading '{label}', of {len(missed)} allowed)" if len(missed) > 1 else ""
         return Verdict(IMPRECISE, found[0].headline() + note, tuple(found), reading=label, ulp=ulp, grade=grade)
     note = f" (none of {len(missed)} allowed readings match; nearest: '{reading.label}')" if len(missed) > 1 else ""
+    if reordered:
+        note += f" (compared in the readings' order: {reordered})"
     return Verdict(FAIL, found[0].headline() + note, tuple(found), ulp=ulp, grade=grade)
 
 

@@ -481,6 +481,9 @@ def _expected_source(expected: Expected, strict_zero: bool) -> str:
         lines += [f"RULE = {expected.invalid.rule!r}", f"RULE_SENTENCE = {expected.invalid.sentence!r}"]
         return "\n".join(lines)
     lines.append(f"MAY_REJECT = {expected.may_reject!r}  # why the text also allows rejecting the input, if it does")
+    if expected.order_note:
+        lines.append(f"# The text leaves the outputs' order free ({expected.order_note}): conform compares a runtime's")
+        lines.append("# outputs put in the readings' order; this script compares them as they come.")
     dtypes = [output.dtype for output in expected.readings[0].outputs] if expected.readings else []
     lines.append("# Per output: (ULP budget, its reason, a flushed subnormal allowed, the wrong-answer line), or None: exact.")
     lines.append(f"BUDGETS = {_budgets_source(expected, dtypes)}")
@@ -505,6 +508,9 @@ def _expected_source(expected: Expected, strict_zero: bool) -> str:
         if any(mask is not None and mask.any() for mask in reading.free):
             lines.append("     # any value matches where `free` is True: the text leaves the element undefined")
             lines += _arrays_lines("free", reading.free)
+        if any(c is not None for c in getattr(reading, "choices", ())):
+            lines.append("     # each element may also equal that element of any layer of `choices`: the text leaves the choice open")
+            lines += _arrays_lines("choices", reading.choices)
         lines.append("    },")
     return "\n".join(lines + ["]"])
 
@@ -811,6 +817,8 @@ def differences(reading, actual):
         free = reading.get("free", [None] * len(expected))[index]
         if free is not None:
             ok = ok | free
+        for layer in reading.get("choices", [None] * len(expected))[index] or ():
+            ok = ok | agree(layer, got)
         if ok.all():
             continue
         count += int((~ok).sum())

@@ -144,6 +144,38 @@ def test_a_reading_that_leaves_elements_free_matches_any_value_there_and_only_th
     assert other_type.outcome == FAIL
 
 
+def test_an_element_open_to_a_few_values_matches_each_of_them_and_nothing_else():
+    written = np.array([10, 20, 30], dtype=np.int32)  # element 1 is a duplicate target: 20 or 21
+    open_one = Reading((written,), "spec", choices=(np.array([[10, 21, 30]], dtype=np.int32),))
+    expected = Expected(readings=(open_one,))
+    for taken in (20, 21):
+        assert judge(expected, RunOutput(outputs=(np.array([10, taken, 30], dtype=np.int32),))).outcome == PASS
+    other = judge(expected, RunOutput(outputs=(np.array([10, 22, 30], dtype=np.int32),)))
+    assert other.outcome == FAIL and "at [1]: expected 20, got 22" in other.message
+    crossed = judge(expected, RunOutput(outputs=(np.array([21, 20, 30], dtype=np.int32),)))
+    assert crossed.outcome == FAIL, "a value allowed at one element is not allowed at another"
+
+
+def _by_index(outputs):
+    """TopK-like outputs (values, indices) put in ascending index order along the last axis."""
+    values, indices = outputs
+    order = np.argsort(indices, axis=-1, kind="stable")
+    return np.take_along_axis(values, order, -1), np.take_along_axis(indices, order, -1)
+
+
+def test_outputs_whose_order_the_text_leaves_free_are_judged_in_the_readings_order():
+    written = Reading((f32(5.0, 9.0, 7.0), np.array([0, 2, 3], dtype=np.int64)))
+    expected = Expected(readings=(written,), order=_by_index, order_note="sorted=0: the order is undefined")
+    shuffled = RunOutput(outputs=(f32(9.0, 7.0, 5.0), np.array([2, 3, 0], dtype=np.int64)))
+    assert judge(expected, shuffled).outcome == PASS
+    unpaired = RunOutput(outputs=(f32(7.0, 9.0, 5.0), np.array([2, 3, 0], dtype=np.int64)))  # values moved apart from their indices
+    verdict = judge(expected, unpaired)
+    assert verdict.outcome == FAIL and "sorted=0: the order is undefined" in verdict.message
+    assert judge(Expected(readings=(written,)), shuffled).outcome == FAIL, "without `order`, order counts"
+    malformed = RunOutput(outputs=(f32(5.0, 9.0, 7.0),))  # one output: the order cannot be read, told as it came
+    assert judge(expected, malformed).outcome == FAIL
+
+
 def test_an_output_with_no_value_is_judged_by_its_type_and_shape():
     from conformance.reference.expected import Expected, OutputSpec
 

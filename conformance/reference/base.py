@@ -153,5 +153,5 @@ def asked_for(expected: Expected, example: Example) -> Expected:
         return tuple(values[k] for k in kept) if values else values
 
     kept_readings = tuple(dataclasses.replace(r, outputs=chosen(r.outputs), precise=chosen(r.precise), free=chosen(r.free),
-                                              bounds=chosen(r.bounds)) for r in expected.readings)
+                                              choices=chosen(r.choices), bounds=chosen(r.bounds)) for r in expected.readings)
     return dataclasses.replace(expected, readings=kept_readings, budgets=chosen(expected.budgets), specs=chosen(expected.specs))

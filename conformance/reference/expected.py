@@ -9,6 +9,7 @@ rule, and the function body whose readings are tried when the prose's are missed
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Callable
 
 import numpy as np
 
@@ -63,6 +64,10 @@ class Reading:
     # Per output, the interval each element must fall in (`Bounds`), for an output judged by bounds
     # (a function body's reading); None (or absent) for an output judged otherwise.
     bounds: tuple[Bounds | None, ...] = ()
+    # Per output, other values each element may take where the text leaves the choice among a few
+    # open (duplicate scatter targets: any one of their updates): an array of shape (m, *output's
+    # shape), each of its m layers an allowed value per element; None (or absent) for none.
+    choices: tuple[np.ndarray | None, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -99,6 +104,11 @@ class Expected:
     # Per output, its type and shape apart from any value (`OutputSpec`): what judges an output the
     # text gives no value for; () where the readings say it all.
     specs: tuple[OutputSpec, ...] = ()
+    # Where the text leaves the order of the outputs' elements free (TopK with sorted=0): a function
+    # that puts a runtime's outputs in the order the readings are written in, and the text that
+    # frees it. A module-level function (or a partial of one), so that a result pickles.
+    order: Callable[[tuple[np.ndarray, ...]], tuple[np.ndarray, ...]] | None = None
+    order_note: str | None = None
 
     @property
     def is_valid(self) -> bool:
@@ -143,6 +153,6 @@ def freed(options: list[Reading], undefined: np.ndarray) -> list[Reading]:
 
 
 def _same_outputs(a: Reading, b: Reading) -> bool:
-    if any(mask is not None and mask.any() for mask in (*a.free, *b.free)):
-        return False  # a reading that leaves elements free is kept beside one that fixes them
+    if any(mask is not None and mask.any() for mask in (*a.free, *b.free)) or any(c is not None for c in (*a.choices, *b.choices)):
+        return False  # a reading that leaves elements free or open is kept beside one that fixes them
     return all(arrays_identical(x, y) for x, y in zip(a.outputs, b.outputs))
