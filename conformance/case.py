@@ -20,7 +20,20 @@ import numpy as np
 from .dtypes import dtype
 from .registry import OpVersion
 
-FROM_ATTRIBUTE_TYPES = {"FLOAT": "float", "INTS": "int64", "INT": "int64"}
+FROM_ATTRIBUTE_TYPES = {"FLOAT": "float", "FLOATS": "float", "INTS": "int64", "INT": "int64"}
+
+
+@dataclass(frozen=True, eq=False)
+class SparseValue:
+    """A SPARSE_TENSOR attribute's value (Constant's `sparse_value`), as onnx.proto's
+    SparseTensorProto holds it: `values` (shape [NNZ], of the attribute's type) stand at `indices`
+    (int64, [NNZ] linearized or [NNZ, rank] coordinates) of a tensor of shape `dims`, every other
+    element the default (zero, or the empty string). Kept as written, unchecked: which of them are
+    valid is the op's reference's to say."""
+
+    values: np.ndarray
+    indices: np.ndarray
+    dims: tuple[int, ...]
 
 
 @dataclass(frozen=True)
@@ -232,9 +245,16 @@ def value_dtype(version: OpVersion, name: str, bindings: dict[str, str], attribu
 
 
 def is_typed_attribute(version: OpVersion, name: str) -> bool:
-    """Whether an attribute's value is a number or a flat list of them (FLOAT, INT, INTS): a case
-    file writes it as it writes an input, and it is read into its dtype as an input is."""
+    """Whether an attribute's value is a number or a flat list of them (FLOAT, FLOATS, INT, INTS): a
+    case file writes it as it writes an input, and it is read into its dtype as an input is."""
     return _attribute_kind(version.attribute(name).type) in FROM_ATTRIBUTE_TYPES
+
+
+def is_sparse_attribute(version: OpVersion, name: str) -> bool:
+    """Whether an attribute is a SPARSE_TENSOR (Constant's `sparse_value`): a case file writes it as
+    a mapping {values, indices, dims}, read into a `SparseValue`."""
+    attribute = version.attribute(name)
+    return attribute is not None and _attribute_kind(attribute.type) == "SPARSE_TENSOR"
 
 
 def _attribute_kind(attr_type: int) -> str:
@@ -250,10 +270,12 @@ def attribute_value(version: OpVersion, name: str, array: np.ndarray) -> Any:
     kind = _attribute_kind(version.attribute(name).type)
     if kind in ("FLOAT", "INT") and array.ndim != 0:
         raise ValueProblem(f"'{name}' is a {kind} attribute of {version.label}: write one number, not {array.shape} values")
-    if kind == "INTS" and array.ndim > 1:
-        raise ValueProblem(f"'{name}' is an INTS attribute of {version.label}: write a flat list")
+    if kind in ("INTS", "FLOATS") and array.ndim > 1:
+        raise ValueProblem(f"'{name}' is an {kind} attribute of {version.label}: write a flat list")
     if kind == "FLOAT":
         return float(array.astype(np.float64))
+    if kind == "FLOATS":
+        return [float(v) for v in array.reshape(-1).astype(np.float64)]
     if kind == "INTS":
         return [int(v) for v in array.reshape(-1)]
     if kind == "INT":
@@ -261,4 +283,4 @@ def attribute_value(version: OpVersion, name: str, array: np.ndarray) -> Any:
     return array
 
 
-__all__ = ["Case", "Example", "Expectation", "dtype_param_in", "stable_seed", "type_bindings", "value_dtype", "dtype"]
+__all__ = ["Case", "Example", "Expectation", "SparseValue", "dtype_param_in", "stable_seed", "type_bindings", "value_dtype", "dtype"]

@@ -37,8 +37,8 @@ from typing import Any, Callable, Iterable
 
 import yaml
 
-from .case import (Case, Example, Expectation, attribute_value, is_typed_attribute, name_clash, slug, stable_seed, type_bindings,
-                   value_dtype)
+from .case import (Case, Example, Expectation, SparseValue, attribute_value, is_sparse_attribute, is_typed_attribute, name_clash,
+                   slug, stable_seed, type_bindings, value_dtype)
 from .dtypes import canonical_name, dtype
 from .errors import CaseFileError, ConformError
 from .reference import for_op
@@ -636,12 +636,35 @@ def _checked(make, what: str):
 
 def _attribute(version: OpVersion, name: str, written: Any, binding: dict, reference: OpReference, seed: int,
                made: Made) -> Any:
+    if is_sparse_attribute(version, name):
+        return _sparse(version, name, written, binding, reference, seed, made)
     if name not in reference.attribute_params and not is_typed_attribute(version, name):
         return written
     array = _typed(written, version, name, binding, reference, seed, f"attribute '{name}'", made)
     if name in reference.attribute_params:
-        return array.reshape(1) if array.ndim == 0 else array
+        # A bare number is a one-element 1-D tensor (ConstantOfShape's `value`: "a one-element
+        # tensor"); a generator states its shape, `{shape: [], fill: 3}` a scalar (Constant's).
+        return array.reshape(1) if array.ndim == 0 and not isinstance(written, dict) else array
     return attribute_value(version, name, array)  # as the same value written under 'inputs' is
+
+
+SPARSE_KEYS = ("values", "indices", "dims")
+
+
+def _sparse(version: OpVersion, name: str, written: Any, binding: dict, reference: OpReference, seed: int,
+            made: Made) -> SparseValue:
+    """A SPARSE_TENSOR attribute written as {values, indices, dims}: `values` read as the attribute's
+    type is (its type parameter's dtype), `indices` as int64, `dims` a list of whole numbers."""
+    if not isinstance(written, dict) or sorted(written) != sorted(SPARSE_KEYS):
+        raise ValueProblem(f"attribute '{name}' is a SPARSE_TENSOR of {version.label}: write it as a mapping "
+                           f"{{values: [...], indices: [...], dims: [...]}}, not {written!r}")
+    dims = written["dims"]
+    if not isinstance(dims, list) or not all(isinstance(d, int) and not isinstance(d, bool) for d in dims):
+        raise ValueProblem(f"attribute '{name}': 'dims' takes a list of whole numbers, not {dims!r}")
+    values = _typed(written["values"], version, name, binding, reference, seed, f"attribute '{name}' values", made)
+    indices = _checked(lambda: to_array(written["indices"], dtype("int64"), seed), f"attribute '{name}' indices")
+    made.budget.spend(indices)
+    return SparseValue(values, indices, tuple(dims))
 
 
 def load_examples(op: str, roots: Iterable[Path] = (BUILTIN_CASES,), since_versions: Iterable[int] | None = None) -> list[Example]:

@@ -461,13 +461,22 @@ def expected_for(example: Example) -> Expected:
             example.expect_error, f"{_stated_by(example)}; conform's reference finds the input valid, giving {_first_reading(computed)}"))
     if example.expect_outputs is not None:
         agrees = stated_agrees(computed, example.expect_outputs)
-        if agrees and len(computed.readings) > 1:
+        if agrees and _leaves_freedom(computed):
             return computed
         label = _stated_by(example) + ("" if agrees else f"; {_reference_said(computed)}")
         stated = Reading(example.expect_outputs, label, _stated_precise(computed, example.expect_outputs))
         return Expected(readings=(stated,), may_reject=computed.may_reject if computed.is_valid else None,
                         budgets=computed.budgets if computed.is_valid else (), body=computed.body)
     return computed
+
+
+def _leaves_freedom(computed: Expected) -> bool:
+    """Whether the reference allows more than one answer (several readings, elements open to a few
+    values, an order left free): stated outputs it agrees with are then one answer among several,
+    and a runtime is judged by them all."""
+    return (len(computed.readings) > 1 or computed.order is not None
+            or any(c is not None for reading in computed.readings for c in reading.choices)
+            or any(mask is not None and mask.any() for reading in computed.readings for mask in reading.free))
 
 
 def stated_agrees(computed: Expected, stated: tuple[np.ndarray, ...]) -> bool:

@@ -47,7 +47,7 @@ except ImportError:  # Windows: no folder locks
     fcntl = None
 
 from . import tool_versions
-from .case import HYPOTHESIS_NAME, Example, case_id, is_hypothesis_slug, slug
+from .case import HYPOTHESIS_NAME, Example, SparseValue, case_id, is_hypothesis_slug, slug
 from .compare import AMBIGUOUS, IMPRECISE, PASS, Verdict, judge
 from .compare import SKIPPED as SKIPPED_OUTCOME
 from .dtypes import from_elem_type, from_numpy
@@ -765,8 +765,7 @@ def example_from_test(test: GoldenTest) -> Example | str:
     attributes = {a.name: _attribute(a, f"{model_file}: attribute '{a.name}'") for a in node.attribute}
     reference = for_op(node.op_type)
     types = _types(version, {name: from_numpy(a.dtype).name for name, a in inputs.items() if a is not None},
-                   {name: from_numpy(v.dtype).name for name, v in attributes.items() if isinstance(v, np.ndarray)},
-                   reference.attribute_params, _output_dtypes(graph, node))
+                   _attribute_dtypes(attributes), reference.attribute_params, _output_dtypes(graph, node))
     dtype_param = reference.dtype_param_of(version)
     name = stored_case_name(test.path, test.model, test.data_set, version, types, dtype_param)
     example = Example(version, name, types, inputs, attributes, f"golden:{test.path}", dtype_param,
@@ -817,11 +816,20 @@ def _attribute(attribute: onnx.AttributeProto, where: str):
     value = onnx.helper.get_attribute_value(attribute)
     if isinstance(value, onnx.TensorProto):
         return tensor_array(value, where)
+    if isinstance(value, onnx.SparseTensorProto):
+        return SparseValue(tensor_array(value.values, f"{where} values"), tensor_array(value.indices, f"{where} indices"),
+                           tuple(value.dims))
     if isinstance(value, bytes):
         return value.decode()
     if isinstance(value, (list, tuple)):
         return list(value)
     return value
+
+
+def _attribute_dtypes(attributes: dict) -> dict[str, str]:
+    """The dtype of each attribute that holds a tensor (its values', for a sparse one), by name."""
+    arrays = {name: value.values if isinstance(value, SparseValue) else value for name, value in attributes.items()}
+    return {name: from_numpy(array.dtype).name for name, array in arrays.items() if isinstance(array, np.ndarray)}
 
 
 def _output_dtypes(graph: onnx.GraphProto, node: onnx.NodeProto) -> tuple[str | None, ...]:
@@ -834,9 +842,9 @@ def _output_dtypes(graph: onnx.GraphProto, node: onnx.NodeProto) -> tuple[str | 
 def _types(version: OpVersion, input_dtypes: dict[str, str], attribute_dtypes: dict[str, str],
            attribute_params: dict[str, str], output_dtypes: tuple[str | None, ...] = ()) -> dict[str, str]:
     """The type binding of a stored node: each type parameter's dtype from the first formal input
-    that has one, then from the attributes that carry one (a tensor's dtype; float for any other
-    value, or none), then from the outputs the model declares; a parameter with one allowed type
-    has that one. An input of a fixed type (QuantizeLinear-13's `y_scale`, `tensor(float)`) binds
+    that has one, then from the attributes that carry one (a tensor's dtype), then from the outputs
+    the model declares, then float for a tensor attribute's parameter still unbound; a parameter
+    with one allowed type has that one. An input of a fixed type (QuantizeLinear-13's `y_scale`, `tensor(float)`) binds
     no parameter: a binding holds type parameters only, as `OpVersion.type_bindings` gives them."""
     types: dict[str, str] = {}
     for name, dtype_name in input_dtypes.items():
@@ -844,11 +852,16 @@ def _types(version: OpVersion, input_dtypes: dict[str, str], attribute_dtypes: d
         if formal is not None and formal.type_param in version.constraints:
             types.setdefault(formal.type_param, dtype_name)
     for name, param in attribute_params.items():
-        types.setdefault(param, attribute_dtypes.get(name, "float"))
+        if name in attribute_dtypes:
+            types.setdefault(param, attribute_dtypes[name])
     for position, dtype_name in enumerate(output_dtypes):
         formal = version.output_formal(position)
         if dtype_name is not None and formal.type_param in version.constraints:
             types.setdefault(formal.type_param, dtype_name)
+    for param in attribute_params.values():
+        # An omitted tensor attribute whose type nothing else names: the float default (ConstantOfShape's
+        # value). After the outputs: Constant's value_int leaves `value` out, and its output names T.
+        types.setdefault(param, "float")
     for param, allowed in version.type_constraints:
         if len(allowed) == 1:
             types.setdefault(param, allowed[0])
@@ -1156,6 +1169,7 @@ def _declared_types(model: onnx.ModelProto, node: onnx.NodeProto, version: OpVer
     if not all(inputs.values()):
         return None
     tensors = {a.name: a.t.data_type for a in node.attribute if a.type == onnx.AttributeProto.TENSOR}
+    tensors |= {a.name: a.sparse_tensor.values.data_type for a in node.attribute if a.type == onnx.AttributeProto.SPARSE_TENSOR}
     return _types(version, {name: from_elem_type(t).name for name, t in inputs.items()},
                   {name: from_elem_type(t).name for name, t in tensors.items()}, for_op(version.op).attribute_params,
                   _output_dtypes(graph, node))

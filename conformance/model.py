@@ -17,7 +17,7 @@ import numpy as np
 import onnx
 from onnx import AttributeProto, helper, numpy_helper
 
-from .case import Example
+from .case import Example, SparseValue
 from .dtypes import dtype, from_numpy
 
 
@@ -114,6 +114,8 @@ def value_key(value) -> object:
         return (value.dtype.str, value.shape, repr(value.tolist()) if value.dtype.kind == "O" else value.tobytes())
     if isinstance(value, (list, tuple)):
         return tuple(value_key(v) for v in value)
+    if isinstance(value, SparseValue):
+        return ("sparse", value_key(value.values), value_key(value.indices), value.dims)
     return (type(value).__name__, repr(value))
 
 
@@ -192,7 +194,9 @@ def _attribute_protos(example: Example) -> list[onnx.AttributeProto]:
     made = []
     for name, value in sorted(_attributes(example).items()):
         formal = example.version.attribute(name)
-        typed = formal is not None and isinstance(value, (list, tuple)) and not value
+        # A list takes its schema's type whole: [1, 2] written for a FLOATS attribute (Constant's
+        # value_floats) is no INTS, and an empty one has no type of its own.
+        typed = formal is not None and isinstance(value, (list, tuple))
         made.append(helper.make_attribute(name, value, attr_type=formal.type if typed else None))
     return made
 
@@ -205,8 +209,16 @@ def _attributes(example: Example) -> dict[str, object]:
         attribute = example.version.attribute(name)
         if attribute is not None and attribute.type == AttributeProto.TENSOR:
             value = numpy_helper.from_array(np.asarray(value), name=name)
+        elif isinstance(value, SparseValue):
+            value = sparse_tensor(value, name)
         values[name] = value
     return values
+
+
+def sparse_tensor(value: SparseValue, name: str) -> onnx.SparseTensorProto:
+    """A SparseTensorProto of a `SparseValue`, as written (its values' tensor named after the attribute)."""
+    return helper.make_sparse_tensor(numpy_helper.from_array(np.asarray(value.values), name=name),
+                                     numpy_helper.from_array(np.asarray(value.indices), name=f"{name}_indices"), list(value.dims))
 
 
 @lru_cache(maxsize=512)

@@ -227,9 +227,10 @@ def other_types(type_strs) -> tuple[str, ...]:
     return tuple(t for t in type_strs if not _is_tensor(t))
 
 
-# Attribute types whose values conform can write: numbers, strings, their lists, tensors.
+# Attribute types whose values conform can write: numbers, strings, their lists, tensors, sparse
+# tensors (case.SparseValue).
 _WRITABLE_ATTRIBUTES = {AttributeProto.FLOAT, AttributeProto.INT, AttributeProto.STRING, AttributeProto.TENSOR,
-                        AttributeProto.FLOATS, AttributeProto.INTS, AttributeProto.STRINGS}
+                        AttributeProto.SPARSE_TENSOR, AttributeProto.FLOATS, AttributeProto.INTS, AttributeProto.STRINGS}
 _GRAPH_ATTRIBUTES = {AttributeProto.GRAPH, AttributeProto.GRAPHS}
 _TYPE_KINDS = {"seq": "sequence", "optional": "optional"}
 

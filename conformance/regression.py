@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 import yaml
 
-from .case import Example
+from .case import Example, SparseValue
 from .registry import versions
 from .values import format_scalar
 
@@ -55,6 +55,12 @@ def _written(array: np.ndarray | None) -> Any:
     return _value(array)
 
 
+def _written_attribute(array: np.ndarray) -> Any:
+    """A tensor attribute as a case file writes it: a bare number is read as a one-element 1-D
+    tensor (ConstantOfShape's `value`), so a scalar is written with its shape, `{shape: [], fill: v}`."""
+    return {"shape": [], "fill": _value(array)} if array.ndim == 0 else _written(array)
+
+
 def _input_elsewhere(op: str, name: str) -> bool:
     """Whether some version of `op` takes `name` as an input."""
     return any(version.input(name) is not None for version in versions(op))
@@ -74,7 +80,9 @@ def case_yaml(example: Example, name: str, spec: str = "") -> str:
     attributes = {}
     for key, value in example.attributes.items():
         if isinstance(value, np.ndarray):
-            attributes[key] = _written(value)
+            attributes[key] = _written_attribute(value)
+        elif isinstance(value, SparseValue):
+            attributes[key] = {"values": _written(value.values), "indices": _written(value.indices), "dims": list(value.dims)}
         elif _input_elsewhere(example.op, key):
             inputs[key] = value  # an attribute a later version takes as an input is written as one; the loader moves it
         else:

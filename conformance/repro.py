@@ -28,7 +28,7 @@ import numpy as np
 import onnx
 from onnx import AttributeProto, TensorProto, numpy_helper
 
-from .case import Example, slug
+from .case import Example, SparseValue, slug
 from .errors import UsageError
 from .execute import RunOptions, expected_for, model_of, replay_command, select_examples, too_large
 from .model import DEFAULT_SHAPES
@@ -363,6 +363,7 @@ def _embedded_arrays(example: Example) -> dict[str, np.ndarray]:
     case holds them: read back from the model, a string would lose a trailing NUL."""
     found = {name: array for name, array in example.inputs.items() if array is not None}
     found.update({name: np.asarray(value) for name, value in example.attributes.items() if isinstance(value, np.ndarray)})
+    found.update({name: value.values for name, value in example.attributes.items() if isinstance(value, SparseValue)})
     return found
 
 
@@ -422,10 +423,22 @@ def _node_lines(node: onnx.NodeProto, name: str, arrays: dict[str, np.ndarray]) 
             value = re.sub(r"\W", "_", f"{node.output[0]}_{attribute.name}")
             lines.append(array_line(4, f"{value} = numpy_helper.from_array(", _array_of(attribute.t, arrays),
                                     f", name={attribute.t.name!r})"))
+        elif attribute.type == AttributeProto.SPARSE_TENSOR:
+            value = re.sub(r"\W", "_", f"{node.output[0]}_{attribute.name}")
+            lines += _sparse_lines(value, attribute.sparse_tensor, arrays)
         else:
             value = _attribute_source(attribute)
         arguments.append(f"{attribute.name}={value}" if attribute.name.isidentifier() else f"**{{{attribute.name!r}: {value}}}")
     return lines + [f"    {name} = helper.make_node({', '.join(arguments)})"]
+
+
+def _sparse_lines(value: str, sparse: onnx.SparseTensorProto, arrays: dict[str, np.ndarray]) -> list[str]:
+    """`value = helper.make_sparse_tensor(...)` after a line for its values and one for its indices."""
+    return [array_line(4, f"{value}_values = numpy_helper.from_array(", _array_of(sparse.values, arrays),
+                       f", name={sparse.values.name!r})"),
+            array_line(4, f"{value}_indices = numpy_helper.from_array(", numpy_helper.to_array(sparse.indices),
+                       f", name={sparse.indices.name!r})"),
+            f"    {value} = helper.make_sparse_tensor({value}_values, {value}_indices, {list(sparse.dims)!r})"]
 
 
 def _attribute_source(attribute: AttributeProto) -> str:

@@ -6,7 +6,7 @@ import time
 import numpy as np
 from onnx import TensorProto
 
-from conformance import execute
+from conformance import compare, execute
 from conformance.execute import RunOptions, run_examples, select_examples, staged_chunks
 from conformance.runners import make_runner
 
@@ -193,6 +193,25 @@ def test_a_stated_output_the_reference_disagrees_with_still_decides_and_names_th
     assert reading.label == "stated by the case file; conform's reference gives float[2] [1.0, 2.0]"
     _, expected = _stated(tmp_path, "{output: [1, 2]}")
     assert [r.label for r in expected.readings] == ["stated by the case file"]
+
+
+def test_a_stated_output_in_one_order_the_text_leaves_free_passes_a_runtime_with_another(tmp_path):
+    # TopK with sorted=0: "order of returned 'Values' and 'Indices' are undefined". A case file
+    # states the top 2 of [1, 4, 2, 3] in one order; a runtime giving the other order conforms.
+    from conformance import casefile
+    from conformance.runners.base import RunOutput
+
+    path = tmp_path / "unsorted.yaml"
+    path.write_text("op: TopK\ncases:\n  - name: unsorted\n    versions: [11]\n    dtypes: [float]\n"
+                    "    inputs: {X: [1, 4, 2, 3], K: [2]}\n    attributes: {sorted: 0}\n"
+                    "    expect: {outputs: [[4, 3], [1, 3]]}\n")
+    [loaded] = casefile.load_files([path])
+    [example] = loaded.examples["unsorted"]
+    expected = execute.expected_for(example)
+    swapped = RunOutput(outputs=(np.array([3, 4], np.float32), np.array([3, 1], np.int64)))
+    assert compare.judge(expected, swapped).outcome == compare.PASS, "the text leaves the order free"
+    wrong = RunOutput(outputs=(np.array([3, 2], np.float32), np.array([3, 2], np.int64)))
+    assert compare.judge(expected, wrong).outcome == compare.FAIL, "2 is not among the top 2"
 
 
 def test_a_stated_error_the_reference_finds_valid_still_decides_and_says_so(tmp_path):

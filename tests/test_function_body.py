@@ -230,7 +230,7 @@ def expanded(ex: Example, expected) -> onnx.ModelProto:
 def test_onnxruntime_running_the_expanded_body_never_fails(op):
     import onnxruntime as ort
 
-    judged, failed = 0, []
+    judged, failed, too_new = 0, [], 0
     for ex in examples_of(op):
         if not has_body(ex.version) or ex.expect_error or ex.expect_outputs is not None:
             continue
@@ -243,12 +243,15 @@ def test_onnxruntime_running_the_expanded_body_never_fails(op):
             session = ort.InferenceSession(expanded(ex, expected).SerializeToString(), options, providers=["CPUExecutionProvider"])
             feeds = {k: v for k, v in ex.inputs.items() if v is not None}
             outputs = tuple(np.asarray(o) for o in session.run(None, feeds))
-        except Exception:  # a kernel onnxruntime lacks inside the body (bfloat16 Exp...): not judged
+        except Exception as error:  # a kernel onnxruntime lacks inside the body (bfloat16 Exp...): not judged
+            too_new += "Unsupported model IR version" in str(error)
             continue
         judged += 1
         verdict = judge(expected, RunOutput(outputs=outputs))
         if verdict.outcome == FAIL:
             failed.append((ex.id, verdict.message[:200]))
+    if not judged and too_new:  # DepthToSpace-28, SpaceToDepth-28: IR 14, beyond what this onnxruntime loads
+        pytest.skip(f"{op}: every version with a body needs an IR version newer than onnxruntime loads")
     assert judged, f"{op}: no case's expanded body ran on onnxruntime"
     assert not failed, f"{op}: the body's own nodes on onnxruntime fail: {failed[:3]}"
 

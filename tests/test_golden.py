@@ -24,7 +24,7 @@ from conformance.values import describe
 
 sys.path.insert(0, str(Path(__file__).parent))
 import onnx_node_tests  # noqa: E402
-from conftest import one_and_two_jobs_meeting_hangs, without_timings  # noqa: E402
+from conftest import Invoked, one_and_two_jobs_meeting_hangs, without_timings  # noqa: E402
 
 
 def generated_dir(record: dict) -> str:
@@ -876,3 +876,16 @@ def test_the_workers_shares_of_a_golden_run_keep_only_what_is_read_after_it():
     assert [r.example.id for r in heard] == ["A-1/x/float", "A-1/y/float", "B-1/x/float", "B-1/y/float"]
     assert [r.example.id for r in joined.results] == ["A-1/x/float", "B-1/x/float"]
     assert joined.skipped == [(Path("t1"), "too large")] and joined.found == {"A-1", "B-1"} and joined.chosen_in_a_shard
+
+
+def test_a_stored_node_naming_fewer_outputs_than_its_op_has_is_judged_on_those_it_names(tmp_path):
+    # Unique with Y alone: the node's output list is ['Y'], the op has four; only Y is stored.
+    from conformance.execute import expected_for
+
+    out = tmp_path / "golden"
+    assert Invoked("generate", "--op", "Unique", "--opset", "11", "--no-hypothesis", "--case", "Unique-11/y_only/int64",
+                   "--out", str(out)).code == 0
+    [test] = list(golden.read_tests(out / "test_unique_11_y_only_int64"))
+    example = golden.example_from_test(test)
+    assert [len(r.outputs) for r in expected_for(example).readings] == [1], "only Y is asked for"
+    assert Invoked("verify", str(out)).code == 0

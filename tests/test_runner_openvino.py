@@ -116,6 +116,13 @@ def test_a_real_refusal_of_each_kind_is_classified_so(openvino, op, opset, case_
     ("Exception from src/inference/src/cpp/core.cpp:105:\nFrontEnd API failed with OpConversionFailure:\n"
      "Model wasn't fully converted.\nSummary:\n-- No conversion rule found for operations: FooBar-13", "no_kernel"),
     ("Exception from src/plugins/intel_cpu/src/node.cpp:823:\nunsupported src_prc: string", "no_kernel"),
+    ("CPU plugin does not support string for use with oneDNN.", "no_kernel"),
+    ("Exception from src/plugins/intel_cpu/src/node.cpp:1142:\nNonZero node with name 'Y.0' doesn't support string "
+     "precision on 0 port", "no_kernel"),
+    ("Exception from src/inference/src/cpp/core.cpp:105:\nFrontEnd API failed with OpConversionFailure:\nModel wasn't "
+     "fully converted. Failed operations detailed log:\n-- TopK-11 with a message:\nWhile validating ONNX node "
+     "'<Node(TopK): Values, Indices>': Exception from src/core/src/partial_shape.cpp:261:\nto_shape was called on a "
+     "dynamic shape.", "unsupported"),
 ])
 def test_its_refusals_for_what_no_covered_case_provokes_are_sorted_too(message, kind):
     assert VOCABULARY.says(kind, message)

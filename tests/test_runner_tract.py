@@ -87,6 +87,16 @@ def test_an_op_version_tract_does_not_translate_is_no_kernel(tract_runner):
     assert "Unsupported operator set for Clip operator" in answer.error
 
 
+def test_an_op_version_in_a_form_tract_does_not_read_is_no_kernel(tract_runner):
+    # TopK-1 takes k as an attribute; tract reads TopK-10's input K only. Unique it evaluates with
+    # one output only: four asked for is a refusal, not a wrong answer.
+    answer = one_run(tract_runner, "TopK", 1, "three_of_four_k_attribute", "float")
+    assert answer.no_kernel and answer.unsupported, answer.error
+    assert "Wrong input number" in answer.error
+    answer = one_run(tract_runner, "Unique", 11, "example_1_first_occurrence", "int64")
+    assert answer.no_kernel and answer.unsupported, answer.error
+
+
 def test_an_input_tract_needs_constant_is_unsupported_and_runs_as_an_initializer(tract_runner):
     as_input = one_run(tract_runner, "ConstantOfShape", 9, "rank2", "float")
     assert as_input.unsupported and not as_input.no_kernel

@@ -196,3 +196,16 @@ def test_no_case_reads_past_the_bytes_hypothesis_draws_for_it(op):
                 choices = Choices(data)
                 strategies.strategy_of(op)(choices, version, binding)
                 assert choices.used <= CASE_BYTES, (version.label, binding)
+
+
+def test_a_covering_set_of_bindings_names_every_dtype_of_every_parameter_once_at_least():
+    from conformance.strategies import covering
+
+    every = [{"T1": a, "T2": b, "T3": c} for a in ("int32", "int64") for b in ("float", "double", "int8")
+             for c in ("bool", "string", "float16", "uint8")]
+    chosen = covering(every)
+    assert len(chosen) == 4, "as many as the longest parameter's dtypes"
+    assert len({tuple(b.values()) for b in chosen}) == 4, "no binding twice"
+    for param in ("T1", "T2", "T3"):
+        assert {b[param] for b in chosen} == {b[param] for b in every}, f"every dtype of {param} appears"
+    assert all(b in every for b in chosen)

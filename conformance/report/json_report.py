@@ -18,6 +18,7 @@ from typing import Any, Iterable, Iterator
 import numpy as np
 
 from .. import tool_versions
+from ..case import SparseValue
 from ..dtypes import from_numpy
 from ..output import write_atomic_parts
 from ..precision import Budget, json_ulp, largest_budget, largest_line, profile
@@ -119,6 +120,8 @@ def result_record(result) -> dict:
 def _attribute(value: Any) -> Any:
     if isinstance(value, np.ndarray):
         return tensor(value)
+    if isinstance(value, SparseValue):
+        return {"values": tensor(value.values), "indices": tensor(value.indices), "dims": list(value.dims)}
     if isinstance(value, list):
         return [_json_scalar(v) for v in value]
     return _json_scalar(value)

@@ -16,7 +16,7 @@ from onnx import numpy_helper
 from ..dtypes import canonical_name, dtype, from_elem_type, from_numpy
 from ..errors import UnavailableError, UsageError
 from ..model import BuiltModel
-from .base import RunOutput, SessionCache, Vocabulary, classified
+from .base import RunOutput, SessionCache, Vocabulary, checked_outputs, classified
 from .fallback import fallback_message, next_profile_prefix, providers_that_ran, read_and_remove
 
 PROVIDERS = {"cpu": "CPUExecutionProvider", "cuda": "CUDAExecutionProvider", "dml": "DmlExecutionProvider"}
@@ -140,6 +140,10 @@ class OnnxRuntimeRunner:
                 outputs = tuple(_to_numpy(v) for v in session.inference.run_with_ort_values(None, feeds))
         except Exception as error:
             return _classified(error)
+        if not all(isinstance(output, np.ndarray) for output in outputs):
+            # A sparse tensor (a Constant's sparse_value as the graph's output) is no array: the
+            # case's fail, saying what came back, not a crash of the worker that packs it.
+            return checked_outputs(outputs, len(outputs), "onnxruntime")
         if self.provider == "cpu":
             return RunOutput(outputs)
         fallback = self._fallback(built, session.inference)
@@ -202,6 +206,8 @@ def _classified(error: Exception) -> RunOutput:
 
 
 def _to_numpy(value) -> np.ndarray:
+    if value.is_sparse_tensor():  # judged as what came back (see `run`), not read as a dense tensor
+        return value.as_sparse_tensor()
     dt = dtype(canonical_name(value.data_type()))
     if dt.is_numpy_native:
         return value.numpy()

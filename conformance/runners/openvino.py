@@ -65,12 +65,20 @@ NO_KERNEL = (
     # A CPU node without an implementation for the types it is given: "Unsupported operation of
     # type: Convert name: output" (Cast-9+ from or to string).
     r"Unsupported operation of type: \w+ name:",
+    # A CPU node without a string kernel: "CPU plugin does not support string for use with oneDNN"
+    # (Unique), "NonZero node with name 'Y.0' doesn't support string precision on 0 port".
+    r"does not support string for use with oneDNN",
+    r"doesn't support string precision on \d+ port",
 )
 # What the case asks that the CPU plugin does not do: a node whose output rank is known only at run
 # time (ConstantOfShape's shape fed as a graph input: "CPU plug-in doesn't support Broadcast
 # operation with dynamic rank"); as an initializer or a constant it runs.
 UNSUPPORTED = (
     r"doesn't support \w+ operation with dynamic rank",
+    # An input its frontend reads while it converts the node, given with symbolic dims: TopK's K as
+    # a graph input ("While validating ONNX node '<Node(TopK)...': to_shape was called on a dynamic
+    # shape"); as an initializer or a Constant node's output, or with static dims, it converts.
+    r"to_shape was called on a dynamic shape",
 )
 # Where it says the input is invalid: shapes that do not broadcast, an axis out of range, a zero
 # step, starts/ends/axes of different lengths. (Its frontend's and shape inference's other checks,

@@ -171,7 +171,21 @@ def bindings(version: OpVersion, dtypes: tuple[str, ...] = ()) -> list[dict[str,
     """Every type binding of a version, from its type constraints (restricted to `dtypes` if given)."""
     reference = for_op(version.op)
     all_bindings = type_bindings(version, reference.dtype_param, None, {})
+    if reference.covering_bindings:
+        all_bindings = covering(all_bindings)
     return [b for b in all_bindings if not dtypes or b[reference.dtype_param_of(version)] in dtypes]
+
+
+def covering(all_bindings: list[dict[str, str]]) -> list[dict[str, str]]:
+    """A few of `all_bindings` (every combination, primary parameter first) in which every dtype of
+    every type parameter appears: the k-th takes each parameter's (k mod its count)-th dtype, for k
+    up to the longest parameter's count, so no two are the same."""
+    if not all_bindings:
+        return all_bindings
+    params = list(all_bindings[0])
+    allowed = {p: list(dict.fromkeys(b[p] for b in all_bindings)) for p in params}
+    longest = max(len(values) for values in allowed.values())
+    return [{p: allowed[p][k % len(allowed[p])] for p in params} for k in range(longest)]
 
 
 def generate(versions: list[OpVersion], count: int, seed: int, dtypes: tuple[str, ...] = ()) -> list[Example]:
