@@ -33,6 +33,7 @@ import numpy as np
 from ..case import Example
 from ..dtypes import from_numpy
 from .base import Expected, Invalid, OpReference, Reading, VersionSemantics, readings
+from .expected import spec_if_one
 from .movement import axis_in
 
 AXIS_1 = ("axis: The axis in which to compute the arg indices. (Versions 1 give no meaning to a negative axis, "
@@ -199,10 +200,7 @@ class ArgExtreme1(VersionSemantics):
         candidates += [Reading((pick.indices.reshape(shape),), f"{pick.label}, or any other tied index",
                                choices=(tie_choices(pick.tied, shape),)) for pick in open_ties]
         why = ([TIES_OPEN] if open_ties else []) + ([NAN_OPEN] if nan_mask(rows).any() else [])
-        found = readings(candidates, "; ".join(why))
-        if len(found.readings) == 1:
-            return Expected(readings=(Reading(found.readings[0].outputs),))
-        return found
+        return spec_if_one(readings(candidates, "; ".join(why)))
 
 
 class ArgExtreme11(ArgExtreme1):

@@ -137,6 +137,14 @@ def readings(candidates: list[Reading], ambiguity: str, may_reject: str | None =
     )
 
 
+def spec_if_one(found: Expected) -> Expected:
+    """`found` (from `readings`), or where its candidates came to one answer, that answer as the
+    text's own ("spec"), unlabelled by the reading that happened to give it."""
+    if len(found.readings) == 1:
+        return Expected(readings=(Reading(found.readings[0].outputs),))
+    return found
+
+
 def freed(options: list[Reading], undefined: np.ndarray) -> list[Reading]:
     """The readings of a one-output op with any value allowed where the text leaves an element
     undefined (`undefined`, a mask of the output): one for each reading that differs from the

@@ -26,6 +26,7 @@ import numpy as np
 from ..case import Example
 from .arg_extreme import FIRST, NAN_OPEN, comparable, extreme_mask, nan_mask, row_picks, rows_along, tied
 from .base import Expected, Invalid, OpReference, Reading, VersionSemantics, readings
+from .expected import spec_if_one
 from .movement import axis_in
 
 COERCED = ("input \\in [a_0, a_1, ..., a_{k-1}, a_k, ..., a_{n-1}] and k is the axis provided, then input will be "
@@ -74,10 +75,7 @@ class Hardmax1(VersionSemantics):
         rows = self.rows(data, axis)
         candidates = [Reading((self.restored(one_hot(rows, pick.indices, data), data, axis),), pick.label)
                       for pick in row_picks(rows, True, FIRST)]
-        found = readings(candidates, NAN_OPEN)
-        if len(found.readings) == 1:
-            return Expected(readings=(Reading(found.readings[0].outputs),))
-        return found
+        return spec_if_one(readings(candidates, NAN_OPEN))
 
 
 class Hardmax11(Hardmax1):
