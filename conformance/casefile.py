@@ -515,7 +515,12 @@ def expand(case: Case, version: OpVersion, made: Made | None = None) -> list[Exa
     bindings = type_bindings(version, reference.dtype_param, case.dtypes, dict(case.types))
     if not _expects_wrong_type(case):
         bindings = [b for b in bindings if all(name in version.allowed(p) for p, name in b.items())]
-    return [_example(case, version, reference, b, Made(Budget()) if made is None else made) for b in bindings]
+    made = Made(Budget()) if made is None else made
+    examples = {}
+    for binding in bindings:  # bindings that differ only in a type the node leaves out make one case
+        example = _example(case, version, reference, binding, made)
+        examples.setdefault(example.id, example)
+    return list(examples.values())
 
 
 def _expects_wrong_type(case: Case) -> bool:

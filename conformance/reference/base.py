@@ -67,6 +67,9 @@ class OpReference:
     # instead of every combination: OneHot's indices x depth x values types are 1,815 bindings, each
     # of which the case files and the parameters' own roles cover far better than 20 drawn cases.
     covering_bindings: bool = False
+    # Whether the semantics give the function body's readings themselves, labelled as the body's,
+    # where the core's body path cannot evaluate it (Range's body is a Loop over a graph attribute).
+    body_in_readings: bool = False
     # The family declaration the op was made from (reference/elementwise.py), which its strategy
     # draws from too; None for an op with modules of its own.
     family: object | None = None
@@ -135,7 +138,7 @@ class OpReference:
         if wrong_type is not None:
             return Expected(invalid=wrong_type)
         found = asked_for(self.semantics_for(example.version).expected(example), example)
-        return with_body(found, example) if bodies else found
+        return with_body(found, example) if bodies and not self.body_in_readings else found
 
     def disallowed_type(self, example: Example) -> Invalid | None:
         for param, name in example.types.items():

@@ -296,21 +296,25 @@ def _inner_example(version, arrays: list[np.ndarray | None], attributes: dict, e
             types.setdefault(formal.type_param, from_numpy(array.dtype).name)
     for param, allowed in version.type_constraints:
         if param not in types:
-            types[param] = _unbound_type(version, param, attributes, allowed)
+            types[param] = _unbound_type(version, param, attributes, allowed, inputs)
     dtype_param = dtype_param_in(version, version.inputs[0].type_param if version.inputs else "T")
     return Example(version=version, name=f"{example.name} (function body)", types=types, inputs=inputs,
                    attributes=dict(attributes), source=example.source, dtype_param=dtype_param)
 
 
-def _unbound_type(version, param: str, attributes: dict, allowed: tuple[str, ...]) -> str:
-    """The type of a parameter no input binds: the one type it allows (Less's bool), or Cast's
-    output, from its `to`."""
+def _unbound_type(version, param: str, attributes: dict, allowed: tuple[str, ...], given: dict) -> str:
+    """The type of a parameter no input binds: the one type it allows (Less's bool), Cast's
+    output, from its `to`, or any it allows when it types only inputs the body leaves out (Pad's
+    Tind without `axes`), since then nothing depends on it."""
+    from ..case import types_node
     from ..dtypes import from_elem_type
 
     if len(allowed) == 1:
         return allowed[0]
     if "to" in attributes and version.outputs and version.outputs[0].type_param == param:
         return from_elem_type(int(attributes["to"])).name
+    if not types_node(version, param, given):
+        return allowed[0]
     raise BodyUnavailable(f"{version.label}: nothing in the body says which type {param} is (of {list(allowed)})")
 
 
@@ -448,6 +452,8 @@ def _grid(np_dtype: np.dtype) -> np.ndarray:
 def _isnan(array: np.ndarray) -> np.ndarray:
     if array.dtype.kind in "iubOSU" or array.dtype == np.bool_:
         return np.zeros(array.shape, dtype=bool)
+    if array.dtype.kind == "c":
+        return np.isnan(array)
     with np.errstate(invalid="ignore"):
         return np.isnan(array.astype(np.float64))
 

@@ -488,6 +488,7 @@ REFERENCE = OpReference(
     semantics=(Range11, Range27),
     output_elements_from=largest_count,
     rules=("input-not-scalar", "delta-zero", "count-infinite"),
+    body_in_readings=True,
     traits={"delta-zero": delta_zero, "one-element-not-scalar": one_element_not_scalar,
             "count-depends-on-precision": count_depends_on_precision, "difference-beyond-type": difference_beyond_type,
             "values-depend-on-precision": values_depend_on_precision, "non-finite-input": non_finite_input,
