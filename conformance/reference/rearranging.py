@@ -48,11 +48,10 @@ DEPTH_TO_SPACE = {
 }
 
 
-class DepthToSpace1(MovementSemantics):
-    """DepthToSpace-1: depth moved into blocks of height and width, in DCR order (the only one)."""
-
-    since = 1
-    output_sentence = DEPTH_OUTPUT
+class BlockSemantics(MovementSemantics):
+    """What DepthToSpace and SpaceToDepth share: a 4-D input, a blocksize of at least 1, the mode
+    (DCR, the only order before the version that names CRD), dims the blocks divide, and a map of
+    the input's positions."""
 
     def mode(self, example: Example) -> str | Invalid:
         return "DCR"
@@ -63,9 +62,30 @@ class DepthToSpace1(MovementSemantics):
         if isinstance(found, Invalid):
             return found
         mode, size = found
-        if data.shape[1] % (size * size):
-            return Invalid("channels-not-divisible", self.output_sentence)
-        return Moved((depth_to_space(positions([data.shape])[0], size, mode),))
+        undivided = self.undivided(data.shape, size)
+        if undivided is not None:
+            return undivided
+        return Moved((self.mapped(positions([data.shape])[0], size, mode),))
+
+    def undivided(self, shape: tuple[int, ...], size: int) -> Invalid | None:
+        """The sentence that forbids dims the blocks do not divide, or None."""
+        raise NotImplementedError
+
+    def mapped(self, index: np.ndarray, size: int, mode: str) -> np.ndarray:
+        """The input's positions moved as the op moves its elements."""
+        raise NotImplementedError
+
+
+class DepthToSpace1(BlockSemantics):
+    """DepthToSpace-1: depth moved into blocks of height and width, in DCR order (the only one)."""
+
+    since = 1
+
+    def undivided(self, shape: tuple[int, ...], size: int) -> Invalid | None:
+        return Invalid("channels-not-divisible", DEPTH_OUTPUT) if shape[1] % (size * size) else None
+
+    def mapped(self, index: np.ndarray, size: int, mode: str) -> np.ndarray:
+        return depth_to_space(index, size, mode)
 
 
 class DepthToSpace11(DepthToSpace1):
@@ -77,25 +97,17 @@ class DepthToSpace11(DepthToSpace1):
         return mode_of(example)
 
 
-class SpaceToDepth1(MovementSemantics):
+class SpaceToDepth1(BlockSemantics):
     """SpaceToDepth-1: blocks of height and width moved into depth, the reverse of DepthToSpace
     (in DCR order, DepthToSpace's only order when this text was written)."""
 
     since = 1
 
-    def mode(self, example: Example) -> str | Invalid:
-        return "DCR"
+    def undivided(self, shape: tuple[int, ...], size: int) -> Invalid | None:
+        return Invalid("spatial-not-divisible", SPACE_OUTPUT) if shape[2] % size or shape[3] % size else None
 
-    def moved(self, example: Example) -> Moved | Invalid:
-        data = example.inputs["input"]
-        found = _checked(data, example, self.mode(example))
-        if isinstance(found, Invalid):
-            return found
-        mode, size = found
-        n, c, h, w = data.shape
-        if h % size or w % size:
-            return Invalid("spatial-not-divisible", SPACE_OUTPUT)
-        return Moved((space_to_depth(positions([data.shape])[0], size, mode),))
+    def mapped(self, index: np.ndarray, size: int, mode: str) -> np.ndarray:
+        return space_to_depth(index, size, mode)
 
 
 class SpaceToDepth28(SpaceToDepth1):
