@@ -137,6 +137,16 @@ def test_nan_input_and_string_input():
     assert not holds("string-input", add("float", [1.0], [1.0], np.float32))
 
 
+def test_string_trailing_nul_in_an_input_or_a_tensor_attribute():
+    def slice_of(*strings):
+        return example("Slice", 13, {"T": "string", "Tind": "int64"}, data=np.array(strings, dtype=object),
+                       starts=np.array([0], np.int64), ends=np.array([1], np.int64))
+    assert holds("string-trailing-nul", slice_of("a", "b\x00"))
+    assert not holds("string-trailing-nul", slice_of("a\x00b", ""))  # a NUL inside is not at the end
+    constant = example("Constant", 13, {"T": "string"}, {"value": np.array(["z\x00"], dtype=object)})
+    assert holds("string-trailing-nul", constant)
+
+
 def test_wide_integer_not_float32():
     # Div-13 int64 2147483647 / 5: OpenVINO gives 429496736, the quotient of float32 operands.
     assert holds("wide-integer-not-float32", add("int64", [2**31 - 1], [0], np.int64))

@@ -82,6 +82,13 @@ def string_input(example: Example) -> bool:
     return any(value is not None and value.dtype.kind in "OSU" for value in example.inputs.values())
 
 
+def string_trailing_nul(example: Example) -> bool:
+    """A string ending in NUL ('a\\x00'), in an input or a tensor attribute: what a runtime that
+    keeps strings as C strings gives back shortened."""
+    return any(isinstance(item, str) and item.endswith("\x00")
+               for value in _arrays(example, np.dtype(object)) for item in value.reshape(-1))
+
+
 def double_not_float32(example: Example) -> bool:
     """A double value, in an input or the text's output, that float32 does not hold exactly (it
     rounds to another value, or is beyond float32's range; infinities and NaN are held): what a
@@ -269,6 +276,7 @@ TRAITS: dict[str, Callable[[Example], bool]] = {
     "wide-integer-not-float32": wide_integer_not_float32,
     "subnormal": subnormal,
     "string-input": string_input,
+    "string-trailing-nul": string_trailing_nul,
     "beyond-float8-output": beyond_float8_output,
     "inexact-into-bfloat16": inexact_into_bfloat16,
     "double-not-float32": double_not_float32,
