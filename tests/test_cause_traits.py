@@ -359,3 +359,15 @@ def test_quantize_range_quotient_differs():
     assert holds("QuantizeLinear", "range-quotient-differs", q([1.0500001, 0.0], 0.1, 67))
     assert not holds("QuantizeLinear", "range-quotient-differs", q([1.0, 2.0, 200.0], 1.0, 3))
     assert not holds("QuantizeLinear", "range-quotient-differs", q([1.05, 0.0], 0.1, 67))  # 10.499999: 77 either way
+
+
+def test_range_quotient_not_integer_is_a_positive_fractional_exact_quotient():
+    def range_of(start, limit, delta, numpy_type=np.float32, name="float"):
+        return example("Range", 11, {"T": name}, start=np.array(start, numpy_type), limit=np.array(limit, numpy_type),
+                       delta=np.array(delta, numpy_type))
+    # float32 7.0000005 - 7 is 2**-21: a quotient of 2**-21 / 7, whose ceiling is 1 and whose truncation is 0.
+    assert holds("Range", "quotient-not-integer", range_of(7.0, 7.000000476837158, 7.0))
+    assert holds("Range", "quotient-not-integer", range_of(0, 10, 3, np.int32, "int32"))
+    assert not holds("Range", "quotient-not-integer", range_of(0, 10, 2, np.int32, "int32"))
+    assert not holds("Range", "quotient-not-integer", range_of(10, 0, 3, np.int32, "int32"))  # an empty range
+    assert not holds("Range", "quotient-not-integer", range_of(0.0, 1.0, 0.0))  # delta 0: no quotient

@@ -393,6 +393,18 @@ def empty_range(example: Example) -> bool:
     return counts(start, limit, delta, t, t)[0][1] == 0
 
 
+def quotient_not_integer(example: Example) -> bool:
+    """(limit - start) / delta is a positive number that is no integer (the exact real quotient):
+    the count is its ceiling, which a runtime that truncates (or floors) gives one less."""
+    if not _valid_scalars(example):
+        return False
+    start, limit, delta, _ = inputs_of(example)
+    if not all(isinstance(v, int) or math.isfinite(v) for v in (start, limit, delta)) or delta == 0:
+        return False
+    quotient = Fraction(limit) / Fraction(delta) - Fraction(start) / Fraction(delta)
+    return quotient > 0 and quotient.denominator != 1
+
+
 def negative_delta(example: Example) -> bool:
     delta = example.inputs["delta"]
     with np.errstate(invalid="ignore"):
@@ -495,5 +507,6 @@ REFERENCE = OpReference(
             "empty-range": empty_range, "negative-delta": negative_delta, "stash-type-given": stash_type_given,
             "count-from-doubles-differs": count_from_doubles_differs, "quotient-beyond-int64": quotient_beyond_int64,
             "stash-type-16-bit": stash_type_16_bit, "fractional-delta": fractional_delta,
+            "quotient-not-integer": quotient_not_integer,
             "sixteen-bit-accumulation-differs": sixteen_bit_accumulation_differs, "bounds-beyond-int32": bounds_beyond_int32},
 )
