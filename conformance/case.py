@@ -87,13 +87,6 @@ class Example:
     # (Unique's `counts`) is False here and an empty name in the node.
     outputs: tuple[bool, ...] = ()
 
-    def __post_init__(self) -> None:
-        # A type parameter that types only inputs the node leaves out (Pad-18's Tind without `axes`)
-        # is no part of the case: a model read back cannot tell it, so ids and bindings leave it out.
-        bound = {p: t for p, t in self.types.items() if p == self.dtype_param or types_node(self.version, p, self.inputs)}
-        if len(bound) != len(self.types):
-            object.__setattr__(self, "types", bound)
-
     @property
     def op(self) -> str:
         return self.version.op
@@ -151,6 +144,12 @@ class Example:
 
 # A hypothesis case's name, by its index in its group (version x type binding).
 HYPOTHESIS_NAME = "hypothesis-{:04d}"
+
+
+def bound_types(version: OpVersion, types: dict[str, str], inputs: dict[str, Any], dtype_param: str) -> dict[str, str]:
+    """A new case's type binding less the parameters that type only inputs its node leaves out
+    (Pad-18's Tind without `axes`): a model read back cannot tell them, so ids leave them out."""
+    return {p: t for p, t in types.items() if p == dtype_param or types_node(version, p, inputs)}
 
 
 def types_node(version: OpVersion, param: str, inputs: dict[str, Any]) -> bool:

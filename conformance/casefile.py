@@ -38,7 +38,7 @@ from typing import Any, Callable, Iterable
 import yaml
 
 from .case import (Case, Example, Expectation, SparseValue, attribute_value, is_sparse_attribute, is_typed_attribute, name_clash,
-                   slug, stable_seed, type_bindings, value_dtype)
+                   slug, stable_seed, type_bindings, value_dtype, bound_types)
 from .dtypes import canonical_name, dtype
 from .errors import CaseFileError, ConformError
 from .reference import for_op
@@ -565,9 +565,10 @@ def _example(case: Case, version: OpVersion, reference: OpReference, binding: di
         _check_agrees(name, attributes.setdefault(name, value), value, binding)
     _check_required_given(version, inputs, attributes)
     expect = case.expect or Expectation()
+    dtype_param = reference.dtype_param_of(version)
     example = Example(
-        version=version, name=case.name, types=binding, inputs=inputs, attributes=attributes,
-        source=case.source, dtype_param=reference.dtype_param_of(version), spec=case.spec,
+        version=version, name=case.name, types=bound_types(version, binding, inputs, dtype_param), inputs=inputs,
+        attributes=attributes, source=case.source, dtype_param=dtype_param, spec=case.spec,
         expect_error=expect.error, outputs=asked_outputs(version, case.outputs),
     )
     if expect.outputs is not None:

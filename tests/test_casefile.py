@@ -37,6 +37,28 @@ def test_a_good_file_loads_into_examples(tmp_path):
     assert examples[0].source.endswith("good.yaml:3")
 
 
+def test_a_type_that_only_types_a_left_out_input_is_no_part_of_the_case(tmp_path):
+    # Pad-18's Tind types only `axes`: without it, a model read back cannot tell int32 from int64.
+    text = """\
+    op: Pad
+    cases:
+      - name: no_axes
+        versions: [18]
+        dtypes: [float]
+        types: {Tind: [int32, int64]}
+        inputs: {data: [1.0, 2.0], pads: [1, 0]}
+      - name: with_axes
+        versions: [18]
+        dtypes: [float]
+        types: {Tind: [int32, int64]}
+        inputs: {data: [1.0, 2.0], pads: [1, 0], axes: [0]}
+    """
+    [loaded] = casefile.load_files([write(tmp_path, "pad.yaml", text)])
+    assert [e.id for e in loaded.examples["no_axes"]] == ["Pad-18/no_axes/float"]
+    assert loaded.examples["no_axes"][0].types == {"T": "float"}
+    assert {e.id for e in loaded.examples["with_axes"]} == {"Pad-18/with_axes/float/int32", "Pad-18/with_axes/float/int64"}
+
+
 def test_yaml_syntax_error_names_the_line(tmp_path):
     path = write(tmp_path, "bad.yaml", "op: Slice\ncases:\n  - name: [unclosed\n")
     [(where, line, message)] = problems(path)

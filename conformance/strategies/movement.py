@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..case import Example
+from ..case import Example, bound_types
 from ..reference import for_op
 from ..registry import OpVersion
 from .common import Choices, pick
@@ -36,5 +36,6 @@ def int64s(values: list[int]) -> np.ndarray:
 def made(version: OpVersion, binding: dict[str, str], inputs: dict, attributes: dict | None = None,
          outputs: tuple[bool, ...] = ()) -> Example:
     """A drawn case of a family op."""
-    return Example(version, "hypothesis", dict(binding), inputs, attributes or {}, "hypothesis",
-                   for_op(version.op).dtype_param_of(version), outputs=outputs)
+    dtype_param = for_op(version.op).dtype_param_of(version)
+    return Example(version, "hypothesis", bound_types(version, dict(binding), inputs, dtype_param), inputs, attributes or {},
+                   "hypothesis", dtype_param, outputs=outputs)
