@@ -399,10 +399,10 @@ def quotient_not_integer(example: Example) -> bool:
     if not _valid_scalars(example):
         return False
     start, limit, delta, _ = inputs_of(example)
-    if not all(isinstance(v, int) or math.isfinite(v) for v in (start, limit, delta)) or delta == 0:
+    if not _finite(start, limit):
         return False
-    quotient = Fraction(limit) / Fraction(delta) - Fraction(start) / Fraction(delta)
-    return quotient > 0 and quotient.denominator != 1
+    quotient = _exact_quotient(Fraction(limit) - Fraction(start), delta)  # IEEE's float where delta is 0 or not finite
+    return isinstance(quotient, Fraction) and quotient > 0 and quotient.denominator != 1
 
 
 def negative_delta(example: Example) -> bool:
