@@ -550,6 +550,9 @@ def _example(case: Case, version: OpVersion, reference: OpReference, binding: di
     for name, written in case.inputs:
         if version.input(name) is None and version.attribute(name) is None:
             raise ValueProblem(f"'{name}' is neither an input nor an attribute of {version.label}")
+        if version.input(name) is None and name not in reference.attribute_params and not is_typed_attribute(version, name):
+            raise ValueProblem(f"'{name}' is an attribute of {version.label} that is not a number or a list of numbers: "
+                               "write it under 'attributes'")
         if written is None:
             _place(version, name, None, inputs, attributes)
             continue
@@ -690,7 +693,9 @@ def load_examples(op: str, roots: Iterable[Path] = (BUILTIN_CASES,), since_versi
 def count_cases(roots: Iterable[Path] = (BUILTIN_CASES,)) -> dict[tuple[str, int], int]:
     """How many cases apply to each (op, since-version)."""
     counts: dict[tuple[str, int], int] = {}
-    for case_file in load_files(case_files(roots)):
+    # A file at a time: the parsed files of every op together are ~100 MB, which a report that
+    # tells its coverage would add to a whole run's peak.
+    for case_file in (found for path in case_files(roots) for found in load_files([path])):
         for case in case_file.cases:
             for version in applicable_versions(case):
                 key = (case.op, version.since_version)

@@ -396,9 +396,9 @@ def _report_run(ledger: Ledger, asked: _Asked, stops: "_Stops") -> NoReturn:
         if junit or html_report:  # they list every case too: read back from the spool (memory grows only here)
             written += _write_other_reports({**every_case, "results": _every_record(ledger)}, junit, html_report, strict, writes)
         reported = _write_json_report(path, every_case, writes, ledger.recorded_in_order(json_report.record_line))
-    else:
+    else:  # doc's records are whole for each family's first, bare past it: the file's come from memory and disk
         written += _write_other_reports(doc, junit, html_report, strict, writes)
-        reported = _write_json_report(path, doc, writes)
+        reported = _write_json_report(path, doc, writes, ledger.recorded_in_order(json_report.record_line))
     shown = console_report.FAILING_SHOWN + (("imprecise",) if options.strict_precision else ()) + \
         (("ambiguous", "unsupported") if asked.verbose else ())
     console_report.render(ledger, out, _shown(path) if reported else None, show=shown, notes=doc["notes"])

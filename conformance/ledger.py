@@ -7,8 +7,10 @@ each result as it comes (`add`), applies the expectations file to it, and keeps 
 - `tallies`: the outcomes a person need not read one by one (COUNTED: pass, ambiguous, xfail,
   unsupported), counted per op x version x dtype, outcome, variant and what tells them
   apart (the reading followed, the refusal, the expectation matched);
-- whole, the results that are read one by one: every failing outcome, xpass, lenient, imprecise
-  and skipped (the JSON report's records); and the unsupported ones: the first of each type
+- the results that are read one by one: every failing outcome, xpass, lenient, imprecise and
+  skipped (the JSON report's records), the first WHOLE_PER_FAMILY of each family whole, the others'
+  records written to a spool file as they are judged and only their bare result kept (a run of
+  thousands of failures keeps their names, not their arrays); and the unsupported ones: the first of each type
   binding whole, the next few without their inputs, expected values and outputs where the
   console names them (`--verbose`), and the rest counted (kept bare only in a run of several
   input modes or levels, whose hints tell whether they are confined to one); the hints fold
@@ -53,6 +55,11 @@ COUNTED = (PASS, AMBIGUOUS, XFAIL, UNSUPPORTED)
 # Of each op version's unsupported cases in one type binding and variant, how many stay in memory:
 # the console's panel shows the first whole and names MAX_NAMED more.
 WHOLE_PER_BINDING, KEPT_PER_BINDING = 1, MAX_NAMED + 1
+# Of each family of results read one by one (an op version's hypothesis cases, or one case file
+# case, of one outcome: the console's and the HTML page's families), how many stay whole in memory:
+# the panels show the first whole; the others' records go to disk as they are judged, and what
+# stays is the bare result the panels name and count.
+WHOLE_PER_FAMILY = 2
 MESSAGE_CHARACTERS = 200  # of a refusal, what a tally row keeps
 
 
@@ -109,7 +116,12 @@ class Ledger:
         self._named = set(named_ids)
         self.ran_named_ids: set[str] = set()
         self.facts = _Facts()
-        self._spool = _Spool(spool_dir) if report_every_case else None
+        # Every counted result's record (report_every_case), and the records of results read one by
+        # one past the first of their family (whenever the caller encodes records).
+        self._spool_counted = report_every_case
+        self._spool = _Spool(spool_dir) if report_every_case or (record is not None and keeps is None) else None
+        self._whole_of_family: Counter = Counter()
+        self._spooled: set[int] = set()  # sequences of the kept results whose records are on disk
         self._passes = _PassStore(spool_dir) if keep_all else None
 
     @classmethod
@@ -169,13 +181,25 @@ class Ledger:
         if outcome in COUNTED:
             self._count(sequence, judged)
         elif self._keeps is None:
-            self._kept.append((sequence, judged))
+            self._keep_read(sequence, judged)
         elif self._spool is not None:
             self._spool.write(sequence, self._record(judged))
         if self._keeps is not None:
             chosen = self._keeps(judged)
             if chosen is not None:
                 self._kept.append((sequence, chosen))
+
+    def _keep_read(self, sequence: int, result) -> None:
+        """A result read one by one: whole while its family has fewer than WHOLE_PER_FAMILY, else its
+        record on disk and its bare result in memory."""
+        family = _read_family(result)
+        self._whole_of_family[family] += 1
+        if self._spool is None or self._whole_of_family[family] <= WHOLE_PER_FAMILY:
+            self._kept.append((sequence, result))
+            return
+        self._spool.write(sequence, self._record(result))
+        self._spooled.add(sequence)
+        self._kept.append((sequence, bare(result)))
 
     def _keep_for_writing(self, sequence: int, result, index: int | None) -> None:
         """keep_all: a result slim in memory, its pass on disk, or its trace (see the module's docstring)."""
@@ -191,7 +215,7 @@ class Ledger:
 
     def _count(self, sequence: int, result) -> None:
         self.tallies[tally_key(result)] += 1
-        if self._spool is not None:
+        if self._spool is not None and self._spool_counted:
             self._spool.write(sequence, self._record(result))
         if result.outcome == UNSUPPORTED and self._keeps is None:
             self._keep_unsupported(sequence, result)
@@ -233,9 +257,12 @@ class Ledger:
 
     @property
     def recorded(self) -> list:
-        """The results the JSON report records whole: those not counted (COUNTED); with `keeps`,
-        none in memory (every record is spooled)."""
-        return [result for _, result in self._recorded_pairs()]
+        """The results the JSON report records: those not counted (COUNTED), whole or bare (the
+        bare ones' whole records are on disk: `recorded_in_order` reads them); with `keeps`, none
+        in memory (every record is spooled)."""
+        if self._keeps is not None:
+            return []
+        return [result for _, result in self._kept if result.outcome not in COUNTED]
 
     @property
     def everything(self) -> list:
@@ -267,7 +294,8 @@ class Ledger:
         return [dict(key) | {"count": count} for key, count in sorted(self.tallies.items(), key=lambda item: _sortable(item[0]))]
 
     def spooled_records(self) -> Iterator[tuple[int, str]]:
-        """The counted results' records written as they came (with `report_every_case`), in run order."""
+        """The records written as they came, in run order: the counted results' (with
+        `report_every_case`) and those of the results read one by one past their family's first."""
         return self._spool.read() if self._spool is not None else iter(())
 
     def recorded_in_order(self, encode: Callable[[object], str]) -> Iterator[str]:
@@ -279,13 +307,22 @@ class Ledger:
     def _recorded_pairs(self) -> Iterator[tuple[int, object]]:
         """(sequence, result) of the results recorded from memory (`recorded`)."""
         if self._keeps is None:
-            yield from ((sequence, result) for sequence, result in self._kept if result.outcome not in COUNTED)
+            yield from ((sequence, result) for sequence, result in self._kept
+                        if result.outcome not in COUNTED and sequence not in self._spooled)
 
     def close(self) -> None:
         if self._spool is not None:
             self._spool.close()
         if self._passes is not None:
             self._passes.close()
+
+
+def _read_family(result) -> tuple:
+    """A result's family as the console groups the results read one by one (or finer): its op
+    version, outcome, and case (None for hypothesis cases, which a version's form one family)."""
+    example = result.example
+    return (example.op, example.version.since_version, result.outcome,
+            None if example.source == "hypothesis" else example.name)
 
 
 def _unsupported_family(result) -> tuple:

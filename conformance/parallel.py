@@ -52,6 +52,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import cached_property
 from multiprocessing.connection import Connection, wait
+from multiprocessing.reduction import ForkingPickler
 from typing import Any, Callable, Iterator
 
 from .execute import (Minimal, Result, RunOptions, ChosenCases, ShrinkTask, WorkUnit, examples_of,
@@ -75,6 +76,11 @@ Sibling = Callable[[RunnerSpec], Runner]
 # Units held by each worker: with a second one queued, a worker starts it at once instead of
 # waiting for this process to read its answer and send another.
 UNITS_IN_FLIGHT = 2
+# A unit whose message is larger than this goes only to a worker that holds none: sent to a busy
+# worker, it could fill the pipe while the worker writes a large answer that this process, blocked
+# writing, never reads (both sides waiting: a hung run). Far below any socket buffer (200 KiB on
+# Linux, 64 KiB where pipes are small), so a unit this size or less is written without waiting.
+QUIET_UNIT_BYTES = 16 * 1024
 
 # How often, at most, the main process looks at watched workers between their answers: waking
 # this often costs nothing measurable, and a hang is caught this soon after the case timeout.
@@ -480,12 +486,18 @@ class _Worker:
         self.process, self.connection, self.stderr = start_logged_worker(_serve, (*arguments, careful, self.watch))
         self.positions: deque[int] = deque()
 
-    def give(self, position: int, unit: Task) -> None:
+    def give(self, position: int, unit: Task) -> bool:
+        """Send the unit; False, sending nothing, where it is large (QUIET_UNIT_BYTES) and this
+        worker already holds one."""
+        message = ForkingPickler.dumps((position, unit))
+        if self.positions and len(message) > QUIET_UNIT_BYTES:
+            return False
         self.positions.append(position)
         try:
-            self.connection.send((position, unit))
+            self.connection.send_bytes(message)
         except OSError:
             pass  # it died before taking the unit: `_ready` sees it end, and the unit is rescued
+        return True
 
     def answer(self) -> tuple[int, Any] | None:
         """The oldest unit's answer, or None when the worker died instead of answering."""
@@ -640,7 +652,9 @@ class _Pool:
                 if len(parts) > 1:
                     queue.share(position, parts)
                     continue
-            worker.give(position, queue.units[position])
+            if not worker.give(position, queue.units[position]):
+                queue.put_back([position])  # a large unit waits for a worker that holds nothing
+                return
 
     def _ready(self) -> list[int]:
         """Indices of busy workers that answered, died or overran the case timeout."""

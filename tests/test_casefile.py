@@ -185,6 +185,15 @@ def test_an_input_the_version_does_not_have(tmp_path):
     assert "'steps' is neither an input nor an attribute of Slice-1" in message
 
 
+
+def test_a_string_attribute_written_as_an_input_is_a_clean_problem(tmp_path):
+    # The fuzzer's case: Cast's `round_mode: nearest` moved under inputs raised a KeyError.
+    text = ("op: Cast\ncases:\n  - name: e8m0\n    versions: [24]\n    dtypes: [float]\n    types: {T2: [float8e8m0]}\n"
+            "    inputs: {input: [1.5], round_mode: nearest}\n")
+    [(_, line, message)] = problems(write(tmp_path, "cast.yaml", text))
+    assert "'round_mode' is an attribute of Cast-24 that is not a number or a list of numbers: write it under 'attributes'" in message
+    assert line == 3
+
 @pytest.mark.parametrize("versions, inputs, missing", [
     ("[13]", "{data: [[1, 2], [3, 4]], starts: [0]}", "Slice-13 needs 'ends'"),
     ("[13]", "{data: null, starts: [0], ends: [1]}", "Slice-13 needs 'data'"),

@@ -237,7 +237,9 @@ def test_a_unit_cut_in_parts_gives_the_units_results_once_they_are_put_back_toge
 
 def test_after_a_death_the_dead_workers_unit_is_shared_out_and_every_worker_turns_careful():
     from conformance.execute import examples_of, merge_parts, run_examples
-    from conformance.parallel import _parts, _Pool
+    from multiprocessing.reduction import ForkingPickler
+
+    from conformance.parallel import QUIET_UNIT_BYTES, _parts, _Pool
     from conformance.runners import RunnerSpec, make_runner
 
     options = RunOptions(op="Slice", opset=13, dtypes=("float", "int32"), use_hypothesis=False)
@@ -256,11 +258,12 @@ def test_after_a_death_the_dead_workers_unit_is_shared_out_and_every_worker_turn
     serial = [run_examples(examples_of(u, options), make_runner(), options) for u in units]
     assert [[(r.example.id, r.outcome) for r in f] for f in found] == [[(r.example.id, r.outcome) for r in s] for s in serial]
     assert len(notes) == 1 and notes[0].endswith(SHARED_OUT)
-    # From then on each unit went out as one part per worker: the one the dead worker ran, and the
-    # one it held, given to the worker that took the place of the one that lived, once that one
-    # had finished what it held.
+    # These units are larger than a busy worker is sent, so each worker held one: the dead worker's
+    # went out again as one part per worker, the living worker finished its own whole, and every
+    # unit after them went out in parts.
+    assert all(len(ForkingPickler.dumps(u)) > QUIET_UNIT_BYTES for u in units)
     assert [[(p.yaml_examples, p.part) for p in parts] for parts in shared] == [
-        [(u.yaml_examples, (0, 2)), (u.yaml_examples, (1, 2))] for u in units[:2]]
+        [(u.yaml_examples, (0, 2)), (u.yaml_examples, (1, 2))] for u in (units[0], units[2])]
     assert all(w.careful for w in pool._workers) and second not in pool._workers
     pool.close(kill=False)
 
@@ -281,6 +284,7 @@ def test_a_careful_worker_is_given_one_part_at_a_time_so_the_next_goes_to_the_ne
 
         def give(self, position, unit):
             self.positions.append(position)
+            return True
 
     options = RunOptions(op="Slice", opset=13, dtypes=("float",), use_hypothesis=False)
     units = plan(options)[:2]
@@ -775,3 +779,26 @@ def test_a_diff_unit_cut_in_parts_gives_the_units_paired_results_once_put_back_t
     assert len(parts) == 3 and all(p.against == task.against for p in parts)
     assert [(r.example.id, r.extra["mode"], r.outcome, r.extra["against"]) for r in merged] == \
         [(r.example.id, r.extra["mode"], r.outcome, r.extra["against"]) for r in whole]
+
+
+def test_a_large_unit_goes_only_to_a_worker_that_holds_none():
+    # Sent to a busy worker, a unit larger than the pipe takes at once could block this process while
+    # the worker blocks writing a large answer: a run that hangs (seen with MatMul cases in --mode all).
+    from collections import deque
+
+    from conformance.parallel import QUIET_UNIT_BYTES, _Worker
+
+    class Recorded:
+        def __init__(self):
+            self.sent = []
+
+        def send_bytes(self, message):
+            self.sent.append(message)
+
+    worker = object.__new__(_Worker)
+    worker.positions, worker.connection = deque(), Recorded()
+    large, small = b"x" * (2 * QUIET_UNIT_BYTES), b"x"
+    assert worker.give(0, large) is True, "an idle worker takes a large unit"
+    assert worker.give(1, large) is False and list(worker.positions) == [0], "a busy one is not sent another large unit"
+    assert len(worker.connection.sent) == 1
+    assert worker.give(1, small) is True and list(worker.positions) == [0, 1], "a small unit still goes to a busy worker"

@@ -7,6 +7,7 @@ Each worker process that loads it appends a line to the file CONFORM_TEST_STARTS
 CONFORM_TEST_FAIL_TIMES of them (every one when unset) then fail, saying so on stderr first. In
 the main process it loads at once."""
 
+import fcntl
 import multiprocessing
 import os
 import sys
@@ -15,9 +16,11 @@ import time
 from _delegating import DelegatingRep, backend_for
 
 if multiprocessing.parent_process() is not None:
-    with open(os.environ["CONFORM_TEST_STARTS"], "a") as log:
+    with open(os.environ["CONFORM_TEST_STARTS"], "a+") as log:
+        fcntl.flock(log, fcntl.LOCK_EX)  # two workers loading at once must not both count two loads
         log.write(f"worker {os.getpid()} loading\n")
-    with open(os.environ["CONFORM_TEST_STARTS"]) as log:
+        log.flush()
+        log.seek(0)
         loads = len(log.readlines())
     if loads <= int(os.environ.get("CONFORM_TEST_FAIL_TIMES", "1000000")):
         sys.stderr.write("fails_starting: cannot load here\n")
