@@ -4,10 +4,10 @@
    QuantizeLinear, DequantizeLinear), as a user runs it (isolation on, every version and
    dtype, the default case counts), in a child process: wall time, cases, cases/s, and the peak
    resident memory of the command and of its largest worker.
-2. `compare.judge` per case: an exact (bitwise) comparison against a budgeted (ULP) one, on the
-   same 8-element float32 outputs.
+2. `compare.judge` per case: an exact (bitwise) comparison against a budgeted (ULP) one and one
+   bounded per element (bounds.py, as a reduction's output is), on the same 8-element float32 outputs.
 
-Run: python benchmarks/bench_family.py [--family elementwise|cast] [--ops Add,Exp]   (prints figures; asserts nothing)
+Run: python benchmarks/bench_family.py [--family elementwise|cast|reduction] [--ops Add,Exp]   (prints figures; asserts nothing)
 """
 
 from __future__ import annotations
@@ -33,6 +33,10 @@ def family_ops(family: str) -> list[str]:
 
     if family == "cast":
         return [op for op in CAST_FAMILY if op in covered_ops()]
+    if family == "reduction":
+        from conformance.reference.reduction import REFERENCES
+
+        return [reference.op for reference in REFERENCES]
     return [op for op in covered_ops() if family_of(for_op(op)) is not None]
 
 
@@ -54,6 +58,7 @@ def full_run(ops: list[str]) -> None:
 
 
 def comparison_cost() -> None:
+    from conformance.bounds import ElementBound, Tier
     from conformance.compare import judge
     from conformance.precision import Budget
     from conformance.reference.base import Expected, Reading
@@ -64,19 +69,22 @@ def comparison_cost() -> None:
     rounded = precise.astype(np.float32)
     exact = Expected(readings=(Reading((rounded,)),))
     budgeted = Expected(readings=(Reading((rounded,), precise=(precise,)),), budgets=(Budget(2, "benchmark"),))
+    tiers = (Tier("accumulated in float32", np.abs(precise) * 1e-6, np.ones(8)),)
+    bounded = Expected(readings=(Reading((rounded,), precise=(precise,)),),
+                       budgets=(ElementBound(tiers, "benchmark", "benchmark", np.ones(8)),))
     answered = RunOutput(outputs=(rounded.copy(),))
-    for label, expected in (("exact (bitwise)", exact), ("budgeted (ULP)", budgeted)):
+    for label, expected in (("exact (bitwise)", exact), ("budgeted (ULP)", budgeted), ("bounded (per element)", bounded)):
         rounds = 20000
         started = time.perf_counter()
         for _ in range(rounds):
             judge(expected, answered)
         per_case = (time.perf_counter() - started) / rounds * 1e6
-        print(f"compare.judge, {label:16s} {per_case:6.1f} us a case")
+        print(f"compare.judge, {label:21s} {per_case:6.1f} us a case")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--family", choices=("elementwise", "cast"), default="elementwise")
+    parser.add_argument("--family", choices=("elementwise", "cast", "reduction"), default="elementwise")
     parser.add_argument("--ops", help="comma-separated ops (default: every op of the family)")
     args = parser.parse_args()
     ops = args.ops.split(",") if args.ops else family_ops(args.family)

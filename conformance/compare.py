@@ -24,7 +24,7 @@ import numpy as np
 
 from .dtypes import from_numpy
 from .equality import arrays_identical, equal_mask, same_bits  # noqa: F401 - compare's names, kept public
-from .precision import FLUSHED, IMPRECISE, Budget, BudgetCheck, check, worse_grade, ulp_text
+from .precision import FLUSHED, IMPRECISE, BudgetCheck, OutputCheck, worse_grade, ulp_text
 from .reference.expected import Bounds, Expected, Reading
 from .reference.function_body import CONTRADICTION
 from .runners.base import RunOutput
@@ -60,19 +60,25 @@ class Mismatch:
     index_notes: tuple[str, ...] = ()
     line: str | None = None
     wrong: int = 0
+    unit: str = "ULP"  # what worst_ulp is measured in: ULP, or fractions of a per-element bound (bounds.py)
+    # Where every value is within its bound but the statistical test over the output failed: what it measured.
+    statistic: str | None = None
 
     @property
     def imprecise(self) -> bool:
-        """Beyond its budget, and no value beyond the wrong-answer line."""
-        return self.budget is not None and self.line is not None and self.count > 0 and not self.wrong
+        """Beyond its budget (or its statistical test), and no value beyond the wrong-answer line."""
+        return (self.budget is not None and self.line is not None and (self.count > 0 or self.statistic is not None)
+                and not self.wrong)
 
     def lines(self, expected: str = "expected", actual: str = "got") -> list[str]:
         """What differs, a line each; `expected` and `actual` name the two sides (two runners' names
         in a diff, where neither is the expected answer)."""
         text = [f"output {self.output}: {expected} {self.expected_type}, {actual} {self.actual_type}"]
         if self.count and self.budget is not None:
-            text.append(f"{self.count} of {self.total} values beyond {self.budget} (worst {ulp_text(self.worst_ulp)} ULP)"
+            text.append(f"{self.count} of {self.total} values beyond {self.budget} (worst {ulp_text(self.worst_ulp)} {self.unit})"
                         + self._line_text())
+        elif self.statistic is not None:
+            text.append(f"every value within {self.budget}, but {self.statistic}")
         elif self.count:
             text.append(f"{self.count} of {self.total} values differ" +
                         (f" (max |diff| {self.max_abs_diff:g})" if self.max_abs_diff is not None else ""))
@@ -142,6 +148,9 @@ def _max_abs_diff(expected: np.ndarray, actual: np.ndarray) -> float | None:
     kind = from_numpy(expected.dtype).kind
     if kind not in ("float", "int", "uint"):
         return None
+    if kind != "float" and expected.dtype.itemsize == 8:  # 64-bit integers: in Python ints, as float64 would round them
+        wide = [abs(int(e) - int(a)) for e, a in zip(expected.reshape(-1).tolist(), actual.reshape(-1).tolist())]
+        return float(max(wide)) if wide else None
     with np.errstate(all="ignore"):
         diff = np.abs(expected.astype(np.float64) - actual.astype(np.float64))
     finite = diff[np.isfinite(diff)]
@@ -167,15 +176,17 @@ class _Measured:
     ulp: float
     flushed: bool
     grade: str | None = None  # the worst of the outputs' grades (precision.GRADES)
+    unit: str = "ULP"  # what `ulp` is measured in (precision.OutputCheck.unit)
+    tier: str | None = None  # the accumulator tier an output bounded per element met (bounds.py)
 
 
 def _has_budgets(expected: Expected) -> bool:
     """Whether any output is judged otherwise than exactly: by a budget, or by a reading's bounds.
     An output check of a kind this module does not know is an error, never judged bitwise."""
     for budget in expected.budgets:
-        if budget is not None and not isinstance(budget, Budget):
+        if budget is not None and not isinstance(budget, OutputCheck):
             raise TypeError(f"an output is to be judged by {type(budget).__name__}, a check compare does not know")
-    return any(isinstance(budget, Budget) for budget in expected.budgets)
+    return any(isinstance(budget, OutputCheck) for budget in expected.budgets)
 
 
 def bounds_mismatch(index: int, expected: np.ndarray, actual: np.ndarray, bounds: Bounds,
@@ -211,11 +222,11 @@ def _interval_note(bounds: Bounds, index: tuple[int, ...]) -> str:
     return f"the body allows {low}" + (f" to {high}" if low != high else "") + nan
 
 
-def _budget_of(expected: Expected, reading: Reading, index: int) -> tuple[Budget, np.ndarray] | None:
+def _budget_of(expected: Expected, reading: Reading, index: int) -> tuple[OutputCheck, np.ndarray] | None:
     """The budget and precise value output `index` is judged by; None when it is judged exactly."""
     budget = expected.budgets[index] if index < len(expected.budgets) else None
     precise = reading.precise[index] if index < len(reading.precise) else None
-    if isinstance(budget, Budget) and isinstance(precise, np.ndarray):
+    if isinstance(budget, OutputCheck) and isinstance(precise, np.ndarray):
         return budget, precise
     return None
 
@@ -259,7 +270,7 @@ def _reading_mismatches(expected: Expected, reading: Reading, actual: tuple[np.n
     if len(reading.outputs) != len(actual):
         return [Mismatch(0, f"{len(reading.outputs)} outputs", f"{len(actual)} outputs")], None
     found: list[Mismatch] = []
-    worst, flushed, grade = 0.0, False, None
+    worst, flushed, grade, unit, tiers = 0.0, False, None, "ULP", []
     for index, (reference, output) in enumerate(zip(reading_outputs(reading, actual), actual)):
         bounds = reading.bounds[index] if index < len(reading.bounds) else None
         judged_by = _budget_of(expected, reading, index)
@@ -271,36 +282,36 @@ def _reading_mismatches(expected: Expected, reading: Reading, actual: tuple[np.n
             differs, judged = budget_mismatch(index, reference, output, *judged_by, strict_zero)
             if judged is not None:
                 worst, flushed, grade = max(worst, judged.worst_ulp), flushed or judged.flushed, worse_grade(grade, judged.grade)
+                unit = judged_by[0].unit
+                tiers.append(getattr(judged, "tier", None))
         if differs is not None:
             found.append(differs)
-    return found, _Measured(worst, flushed, grade) if grade is not None else None
+    tier = "; ".join(dict.fromkeys(t for t in tiers if t)) or None
+    return found, _Measured(worst, flushed, grade, unit, tier) if grade is not None else None
 
 
-def budget_mismatch(index: int, expected: np.ndarray, actual: np.ndarray, budget: Budget, precise: np.ndarray,
+def budget_mismatch(index: int, expected: np.ndarray, actual: np.ndarray, budget: OutputCheck, precise: np.ndarray,
                     strict_zero: bool) -> tuple[Mismatch | None, BudgetCheck | None]:
-    """None when `actual` is within `budget` of `precise` (see `precision.check`), else where it is
-    not and by how many ULP, and how many values lie beyond the wrong-answer line (none: imprecise,
-    not wrong; those listed first); with the check itself, or None where dtype or shape differ."""
+    """None when `actual` is within `budget` of `precise` (see `precision.check`, `bounds.judge`),
+    else where it is not and by how much in the budget's unit, and how many values lie beyond the
+    wrong-answer line (none: imprecise, not wrong; those listed first); with the check itself, or
+    None where dtype or shape differ."""
     if expected.dtype != actual.dtype or expected.shape != actual.shape:
         return Mismatch(index, type_text(expected), type_text(actual)), None
-    judged = check(precise, expected, actual, budget, strict_zero)
+    judged = budget.judge(precise, expected, actual, strict_zero)
     misses = ~judged.ok
-    if not misses.any():
+    statistic = getattr(judged, "statistic", None)
+    if not misses.any() and statistic is None:
         return None, judged
     wrong = judged.wrong if judged.wrong is not None else misses
     where = np.argwhere(wrong if wrong.any() else misses)[:MAX_LISTED_MISMATCHES]
     listed = tuple((tuple(int(i) for i in idx), format_scalar(expected[tuple(idx)]), format_scalar(actual[tuple(idx)]))
                    for idx in where)
-    notes = tuple(_ulp_note(float(precise[tuple(idx)]), float(judged.errors[tuple(idx)])) for idx in where)
+    notes = tuple(budget.note(float(precise[tuple(idx)]), float(judged.errors[tuple(idx)]), tuple(idx)) for idx in where)
     return Mismatch(index, type_text(expected), type_text(actual), listed, int(misses.sum()), int(misses.size),
                     budget=budget.text(expected.dtype), worst_ulp=judged.worst_ulp, index_notes=notes,
-                    line=budget.line_text(expected.dtype), wrong=int(wrong.sum())), judged
-
-
-def _ulp_note(precise: float, error: float) -> str:
-    if not np.isfinite(precise) or precise == 0:
-        return "judged exactly"
-    return f"{ulp_text(error)} ULP from {precise!r}"
+                    line=budget.line_text(expected.dtype), wrong=int(wrong.sum()), unit=budget.unit,
+                    statistic=statistic), judged
 
 
 @lru_cache(maxsize=None)
@@ -445,8 +456,11 @@ def _matched(expected: Expected, reading: Reading, measured: _Measured | None) -
     label = reading.label
     if measured.flushed:
         label = f"{reading.label}, {FLUSHED}" if several else FLUSHED
+    if measured.tier:
+        label = f"{label}, {measured.tier}" if several or label != "spec" else measured.tier
     graded = measured.grade.replace("-", " ") if measured.grade else "within budget"
-    within = f"within budget (worst {ulp_text(measured.ulp)} ULP, {graded})" + (f"; {FLUSHED}" if measured.flushed else "")
+    within = (f"within budget (worst {ulp_text(measured.ulp)} {measured.unit}, {graded})" + (f"; {FLUSHED}" if measured.flushed else "")
+              + (f"; {measured.tier}" if measured.tier else ""))
     if several:
         return Verdict(AMBIGUOUS, f"matches the reading '{label}' {within} ({expected.ambiguity})", reading=label,
                        ulp=measured.ulp, grade=measured.grade)

@@ -46,6 +46,8 @@ FLOAT64_REFERENCE_SLACK = 0.5
 # The outcome of a result beyond its budget whose every element lies within the wrong-answer line
 # (compare.OUTCOMES holds it; defined here, as compare imports this module).
 IMPRECISE = "imprecise"
+# The unit an accumulating op's error is measured in (bounds.py): fractions of its per-element bound.
+ACCUMULATION_UNIT = "of the bound"
 
 # The kinds of function a budget is for, each with its own wrong-answer line: an elementary
 # function (exp, sin, tanh, pow ...), one library call; a composite one (Elu, Sigmoid, Mish ...),
@@ -73,8 +75,17 @@ WRONG_ANSWER_LINES = {
 }
 
 
+class OutputCheck:
+    """What judges one float output otherwise than bitwise, against the exact value a reading holds
+    (`Reading.precise`): a `Budget` of ULP, or a per-element bound (bounds.ElementBound). Each has
+    `ulps` (its own figure, in `unit`), `unit`, `text`, `wrong_answer_line`, `line_text`, `judge`
+    (giving a `BudgetCheck`) and `note`; compare, the reports and the profile read only these."""
+
+    unit = "ULP"
+
+
 @dataclass(frozen=True)
-class Budget:
+class Budget(OutputCheck):
     """How one float output is judged: within `ulps` ULP of the exact value, for `reason` (the
     source the figure comes from); `kind` (ELEMENTARY or COMPOSITE) names its wrong-answer line."""
 
@@ -105,6 +116,15 @@ class Budget:
     def line_text(self, np_dtype: np.dtype) -> str:
         """The wrong-answer line as `text` writes the budget."""
         return _ulps_text(self.wrong_answer_line(np_dtype), np_dtype)
+
+    def judge(self, precise: np.ndarray, rounded: np.ndarray, actual: np.ndarray, strict_zero: bool = False) -> "BudgetCheck":
+        return check(precise, rounded, actual, self, strict_zero)
+
+    def note(self, precise: float, error: float, index: tuple[int, ...]) -> str:
+        """What a listed element's error is, for a person."""
+        if not np.isfinite(precise) or precise == 0:
+            return "judged exactly"
+        return f"{ulp_text(error)} ULP from {precise!r}"
 
 
 def _ulps_text(ulps: float, np_dtype: np.dtype | None) -> str:
@@ -323,6 +343,7 @@ class ProfileEntry(NamedTuple):
     line: float | None
     grade: str | None
     imprecise: bool
+    unit: str = "ULP"  # what `ulp`, `budget` and `line` are in: ULP, or fractions of a per-element bound
 
 
 @dataclass(frozen=True)
@@ -340,6 +361,7 @@ class ProfileRow:
     wrong_answer_ulps: float | None = None
     grades: tuple[int, ...] = ()
     imprecise: int = 0
+    unit: str = "ULP"  # what max_ulp, the budget and the line are measured in (OutputCheck.unit)
 
     @property
     def grade(self) -> str | None:
@@ -363,7 +385,8 @@ class ProfileRow:
         """The row as the JSON report writes it (inf as the string "inf", as the report writes floats)."""
         return {"op": self.op, "dtype": self.dtype, "cases": self.cases, "max_ulp": json_ulp(self.max_ulp),
                 "budget_ulps": self.budget_ulps, "wrong_answer_ulps": self.wrong_answer_ulps, "grade": self.grade,
-                "grades": dict(zip(GRADES, self.grades)), "imprecise": self.imprecise}
+                "grades": dict(zip(GRADES, self.grades)), "imprecise": self.imprecise} | (
+                    {"unit": self.unit} if self.unit != "ULP" else {})
 
 
 def _slack_of(dtype_name: str) -> float:
@@ -375,9 +398,14 @@ def json_ulp(value: float | None) -> float | str | None:
     return value if value is None or math.isfinite(value) else "inf"
 
 
+def unit_of(budgets: Iterable[object]) -> str:
+    """What an Expected's budgeted outputs are measured in (the first's unit; ULP where none)."""
+    return next((b.unit for b in budgets if isinstance(b, OutputCheck)), "ULP")
+
+
 def largest_budget(budgets: Iterable[object]) -> float | None:
     """The largest ULP figure among an Expected's budgets; None when it has none."""
-    figures = [b.ulps for b in budgets if isinstance(b, Budget)]
+    figures = [b.ulps for b in budgets if isinstance(b, OutputCheck)]
     return max(figures) if figures else None
 
 
@@ -386,14 +414,15 @@ def largest_line(expected) -> float | None:
     dtype, read from the first reading); None when it has none."""
     outputs = expected.readings[0].outputs if expected.readings else ()
     lines = [budget.wrong_answer_line(outputs[index].dtype) for index, budget in enumerate(expected.budgets)
-             if isinstance(budget, Budget) and index < len(outputs)]
+             if isinstance(budget, OutputCheck) and index < len(outputs)]
     return max(lines) if lines else None
 
 
 def profile(results) -> list[ProfileRow]:
     """The precision profile of a run's Results (those whose verdict measured an ULP error)."""
     return profile_rows(ProfileEntry(r.example.op, r.example.dtype, r.verdict.ulp, largest_budget(r.expected.budgets),
-                                     largest_line(r.expected), r.verdict.grade, r.outcome == IMPRECISE)
+                                     largest_line(r.expected), r.verdict.grade, r.outcome == IMPRECISE,
+                                     unit_of(r.expected.budgets))
                         for r in results if r.verdict.ulp is not None)
 
 
@@ -409,7 +438,7 @@ class ProfileFold:
             return
         self.add_entry(ProfileEntry(result.example.op, result.example.dtype, result.verdict.ulp,
                                     largest_budget(result.expected.budgets), largest_line(result.expected),
-                                    result.verdict.grade, result.outcome == IMPRECISE))
+                                    result.verdict.grade, result.outcome == IMPRECISE, unit_of(result.expected.budgets)))
 
     def add_entry(self, entry: ProfileEntry) -> None:
         key = (entry.op, entry.dtype)
@@ -432,14 +461,14 @@ def folded(first: ProfileRow | None, second: ProfileRow) -> ProfileRow:
     return ProfileRow(first.op, first.dtype, first.cases + second.cases, max(first.max_ulp, second.max_ulp),
                       _largest((first.budget_ulps, second.budget_ulps)),
                       _largest((first.wrong_answer_ulps, second.wrong_answer_ulps)),
-                      grades if first.grades or second.grades else (), first.imprecise + second.imprecise)
+                      grades if first.grades or second.grades else (), first.imprecise + second.imprecise, first.unit)
 
 
 def profile_of_records(records: Iterable[dict]) -> list[ProfileRow]:
     """The precision profile of a JSON report's result records (a merged report's, which has no
     Results), from what each budgeted record carries (`ulp`, `budget_ulps`, `wrong_answer_ulps`, `grade`)."""
     return profile_rows(ProfileEntry(r["op"], r["dtype"], float(r["ulp"]), r.get("budget_ulps"), r.get("wrong_answer_ulps"),
-                                     r.get("grade"), r["outcome"] == IMPRECISE)
+                                     r.get("grade"), r["outcome"] == IMPRECISE, r.get("unit", "ULP"))
                         for r in records if r.get("ulp") is not None)
 
 
@@ -450,7 +479,7 @@ def profile_of_report(doc: dict) -> list[ProfileRow]:
         return profile_of_records(doc["results"])
     return [ProfileRow(r["op"], r["dtype"], r["cases"], float(r["max_ulp"]), r.get("budget_ulps"), r.get("wrong_answer_ulps"),
                        tuple((r.get("grades") or {}).get(grade, 0) for grade in GRADES) if r.get("grades") else (),
-                       r.get("imprecise", 0))
+                       r.get("imprecise", 0), r.get("unit", "ULP"))
             for r in doc["precision"]]
 
 
@@ -467,7 +496,7 @@ def _row(op: str, dtype_name: str, entries: list[ProfileEntry]) -> ProfileRow:
     grades = tuple(graded.count(grade) for grade in GRADES) if graded else ()
     return ProfileRow(op, dtype_name, len(entries), max(entry.ulp for entry in entries),
                       _largest(entry.budget for entry in entries), _largest(entry.line for entry in entries),
-                      grades, sum(entry.imprecise for entry in entries))
+                      grades, sum(entry.imprecise for entry in entries), entries[0].unit)
 
 
 def _largest(figures: Iterable[float | None]) -> float | None:

@@ -36,6 +36,7 @@ from .output import write_atomic
 from .precision import Budget
 from .reference import for_op
 from .reference.base import Expected
+from .reference.expected import Bounds
 from .runners import RunnerSpec
 from .runners.refusals import replay_words
 
@@ -126,8 +127,11 @@ def _header(example: Example, expected: Expected, request: ReproRequest, model: 
         lines.append(f"expected: the reading {labels}{several}")
         if expected.may_reject:
             lines.append(f"          a rejection is allowed too: {expected.may_reject}")
-        for budget in dict.fromkeys(b for b in expected.budgets if isinstance(b, Budget)):
-            lines.append(f"judged:   within {budget.ulps:g} ULP of the precise value ({budget.reason})")
+        for budget in dict.fromkeys(b for b in expected.budgets if b is not None):
+            if isinstance(budget, Budget):
+                lines.append(f"judged:   within {budget.ulps:g} ULP of the precise value ({budget.reason})")
+            else:
+                lines.append(f"judged:   within {budget.text()} of the exact value, per element ({budget.reason})")
     else:
         lines.append(f"expected: a rejection, by the rule '{expected.invalid.rule}'")
     lines.append(f"text:     {_sentence(example, expected)}")
@@ -511,7 +515,7 @@ def _expected_source(expected: Expected, strict_zero: bool) -> str:
         lines += _arrays_lines("outputs", reading.outputs)
         if any(p is not None for p in reading.precise):
             lines += _arrays_lines("precise", reading.precise)
-        bounds = getattr(reading, "bounds", ())
+        bounds = _with_element_bounds(expected, reading)
         if any(b is not None for b in bounds):
             lines.append("     # every value from low to high is allowed (and a NaN where nan is True)")
             lines.append("     \"bounds\": [")
@@ -526,6 +530,22 @@ def _expected_source(expected: Expected, strict_zero: bool) -> str:
             lines += _arrays_lines("choices", reading.choices)
         lines.append("    },")
     return "\n".join(lines + ["]"])
+
+
+def _with_element_bounds(expected: Expected, reading) -> tuple:
+    """A reading's bounds per output, with an output an accumulating op bounds per element
+    (bounds.ElementBound) written as the interval its loosest tier allows around the exact value:
+    the script judges it by `within_bounds` (its statistical test and overflow values left to conform)."""
+    found = list(getattr(reading, "bounds", ()) or ())
+    for index, budget in enumerate(expected.budgets):
+        precise = reading.precise[index] if index < len(reading.precise) else None
+        if budget is None or isinstance(budget, Budget) or precise is None or not hasattr(budget, "widened"):
+            continue
+        found += [None] * (index + 1 - len(found))
+        if found[index] is None:
+            low, high = budget.widened(reading.outputs[index])
+            found[index] = Bounds(low, high, np.isnan(precise))
+    return tuple(found)
 
 
 def _bounds_lines(bounds) -> list[str]:

@@ -130,6 +130,8 @@ def _int_token(token: str, dt: DType) -> int | str:
     named.update(SENTINELS)
     if token in named:
         return named[token]
+    if token in ("-max", "-INT_MAX"):  # as the float names are negated (docs/case-files.md)
+        return _int_scalar(-dt.max, dt)
     if EXPONENT_NUMBER.fullmatch(token):
         exact = Decimal(token)  # exactly: 1e19 is an integer a float would round
         if exact != 0 and exact.adjusted() >= INT_DIGITS:  # int() of 1e999999999 would write out a billion digits

@@ -60,7 +60,8 @@ def test_the_covered_ops_with_a_body_are_found():
 # Bodies that are not valid for a type their op allows (docs/function-bodies.md): the body's op
 # version in its own opset does not take the type.
 ILL_TYPED = {("Clip-13", "bfloat16"),  # Where-9 takes no bfloat16 (Where-16 does)
-             ("Shrink-9", "uint8"), ("Shrink-9", "uint16"), ("Shrink-9", "uint32"), ("Shrink-9", "uint64")}  # Neg-13: signed only
+             ("Shrink-9", "uint8"), ("Shrink-9", "uint16"), ("Shrink-9", "uint32"), ("Shrink-9", "uint64"),  # Neg-13: signed only
+             *(("ReduceLogSum-18", t) for t in ("uint32", "uint64", "int32", "int64"))}  # Log-13: floats only
 
 
 @pytest.mark.parametrize("op", BODY_OPS)

@@ -66,3 +66,13 @@ def test_generators_give_the_shape_and_are_seeded():
 def test_generator_with_unknown_key_is_refused():
     with pytest.raises(ValueProblem, match="unknown generator key"):
         to_array({"shape": [2], "fil": 1}, dtype("float"))
+
+
+def test_minus_max_names_the_negated_max_of_a_signed_integer_type_and_fits_no_unsigned_one():
+    from conformance.dtypes import dtype
+    from conformance.values import ValueProblem, _int_token
+
+    assert _int_token("-max", dtype("int32")) == -(2 ** 31 - 1)
+    assert _int_token("-max", dtype("int8")) == -127
+    with pytest.raises(ValueProblem, match="does not fit uint8"):
+        _int_token("-max", dtype("uint8"))

@@ -201,6 +201,16 @@ def wrap(value: int, target: DType) -> int:
     return low - (1 << width) if target.kind == "int" and low >= 1 << (width - 1) else low
 
 
+def wrapped_and_saturated(values: list[int], np_dtype: np.dtype) -> tuple[list[int], list[int]] | None:
+    """Exact integers put into an integer type where one does not fit: each wrapped (two's
+    complement) and each saturated (clamped to the type); None where every one fits."""
+    info = np.iinfo(np_dtype)
+    if all(info.min <= v <= info.max for v in values):
+        return None
+    span = info.max - info.min + 1
+    return [((v - info.min) % span) + info.min for v in values], [min(max(v, info.min), info.max) for v in values]
+
+
 def pack_integers(values: list[int], target: DType) -> np.ndarray:
     """Python ints, each within `target`'s range, as an array of `target`."""
     wide = np.int64 if target.kind == "int" else np.uint64

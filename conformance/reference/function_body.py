@@ -191,19 +191,20 @@ def evaluate(body, example: Example, loose: bool = False) -> tuple[Value, ...]:
     opset = next((o.version for o in body.opset_import if o.domain in ("", "ai.onnx")), None)
     if opset is None:
         raise BodyUnavailable("the body imports no ai.onnx opset")
-    env: dict[str, Value] = {}
+    env: dict[str, Value | None] = {}
     given = [example.inputs.get(n) if n else None for n in example.node_inputs]
     for position, name in enumerate(body.input):
         array = given[position] if position < len(given) else None
-        if array is not None:
-            env[name] = Value.exact(array)
+        # An optional input the caller leaves out is left out of every node that reads it
+        # (ReduceLogSumExp-18's `axes`, passed on to its ReduceSum).
+        env[name] = Value.exact(array) if array is not None else None
     attributes = _caller_attributes(example)
     for node in body.node:
         results = _node(node, env, opset, attributes, example, loose)
         for name, value in zip(node.output, results):
             if name:
                 env[name] = value
-    missing = [name for name in body.output if name not in env]
+    missing = [name for name in body.output if env.get(name) is None]
     if missing:
         raise BodyUnavailable(f"the body leaves {missing} undefined")
     return tuple(env[name] for name in body.output)
@@ -214,7 +215,7 @@ def _node(node, env: dict[str, Value], opset: int, caller: dict, example: Exampl
     if node.op_type == "Constant":
         return (Value.exact(_constant(attributes)),)
     inputs = [env.get(name) if name else None for name in node.input]
-    if any(name and value is None for name, value in zip(node.input, inputs)):
+    if any(name and name not in env for name in node.input):
         raise BodyUnavailable(f"{node.op_type} reads a value the body does not define")
     if node.op_type == "Identity":
         return (inputs[0],)
@@ -393,6 +394,8 @@ def _widened(array: np.ndarray, budget, loose: bool = False) -> tuple[np.ndarray
     may take: `array` itself where there is none; else so many steps of its type's grid either side."""
     if budget is None or from_numpy(array.dtype).kind != "float":
         return array, array
+    if hasattr(budget, "widened"):  # a per-element bound (bounds.ElementBound): its loosest tier
+        return budget.widened(array)
     from ..precision import FLOAT64_REFERENCE_SLACK
 
     slack = FLOAT64_REFERENCE_SLACK if array.dtype == np.float64 else 0.0

@@ -19,7 +19,7 @@ from rich.text import Text
 
 from ..compare import (AMBIGUOUS, CRASH, ERROR, FAIL, FALLBACK, IMPRECISE, LENIENT, OUTCOMES, PASS, TIMEOUT, UNSUPPORTED,
                        XPASS)
-from ..precision import GRADES, Budget, ProfileRow, ulp_text
+from ..precision import GRADES, OutputCheck, ProfileRow, ulp_text
 from ..values import describe
 from . import FAILING, MAX_NAMED, outcome_counts, plural, record_name, recorded_gate, stale_text, tally_counts
 from ..ledger import COUNTED
@@ -59,16 +59,21 @@ def precision_table(rows: list[ProfileRow]) -> Table:
     """The precision profile: per op and dtype, the worst grade of the results judged by a budget
     and how many had each (the imprecise among those beyond budget), the largest ULP error, the
     budget and the wrong-answer line (both + 0.5 for double: see docs/precision.md)."""
-    title = "conform: precision profile (error in ULP from the exact value)"
+    title = "conform: precision profile (error in ULP from the exact value; 'xB': in its per-element bound)"
     table = Table(title=title, min_width=len(title))
     for name in PROFILE_COLUMNS:
         table.add_column(name, justify="left" if name in ("op", "dtype", "grade") else "right")
     for row in rows:
         style = STYLES[FAIL] if row.beyond_line else STYLES[IMPRECISE] if row.over_budget else ""
         table.add_row(row.op, row.dtype, str(row.cases), Text((row.grade or "").replace("-", " "), style=style),
-                      *_grade_cells(row), Text(ulp_text(row.max_ulp), style=style), _figure(row.budget_ulps),
-                      _figure(row.wrong_answer_ulps))
+                      *_grade_cells(row), Text(ulp_text(row.max_ulp) + _unit_mark(row), style=style),
+                      _figure(row.budget_ulps) + _unit_mark(row), _figure(row.wrong_answer_ulps) + _unit_mark(row))
     return table
+
+
+def _unit_mark(row: ProfileRow) -> str:
+    """'' for a row in ULP; 'xB' for one measured in its per-element bound (bounds.py)."""
+    return "" if row.unit == "ULP" else "xB"
 
 
 def _grade_cells(row: ProfileRow) -> list[str]:
@@ -83,12 +88,13 @@ def _figure(ulps: float | None) -> str:
     return "" if ulps is None else f"{ulps:g}"
 
 
-def _budget_text(budget: Budget, expected, index: int) -> str:
-    """'2.5 ULP, wrong beyond 8 ULP (elementary function; REASON)': a budget, its wrong-answer line
-    at its output's dtype (where a reading holds the output), and its reason."""
+def _budget_text(budget: OutputCheck, expected, index: int) -> str:
+    """'2.5 ULP, wrong beyond 8 ULP (elementary function; REASON)': a budget (or a per-element
+    bound), its wrong-answer line at its output's dtype (where a reading holds the output), and its reason."""
     outputs = expected.readings[0].outputs if expected.readings else ()
     line = f", wrong beyond {budget.line_text(outputs[index].dtype)}" if index < len(outputs) else ""
-    return f"{budget.text()}{line} ({budget.kind} function; {budget.reason})"
+    kind = getattr(budget, "kind", None)
+    return f"{budget.text()}{line} ({f'{kind} function; ' if kind else ''}{budget.reason})"
 
 
 def print_table(console: Console, table: Table) -> None:
@@ -150,7 +156,7 @@ def failure_text(result, others: list | tuple = (), verdict_line: bool = True, u
             for index, output in enumerate(reading.outputs):
                 body.append(f"expected ({reading.label}){_output_name(index, reading.outputs)}: {describe(output)}\n")
         for index, budget in enumerate(result.expected.budgets):
-            if isinstance(budget, Budget):
+            if isinstance(budget, OutputCheck):
                 body.append(f"budget{_output_name(index, result.expected.budgets)}: {_budget_text(budget, result.expected, index)}\n")
     else:
         body.append(f"expected: rejection ({result.expected.invalid.rule}: {result.expected.invalid.sentence})\n")

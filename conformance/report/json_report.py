@@ -21,7 +21,7 @@ from .. import tool_versions
 from ..case import SparseValue
 from ..dtypes import from_numpy
 from ..output import write_atomic_parts
-from ..precision import Budget, json_ulp, largest_budget, largest_line, profile
+from ..precision import Budget, OutputCheck, json_ulp, largest_budget, unit_of, largest_line, profile
 from ..values import format_scalar
 from . import cycle_collection_paused, summary, tally_counts
 from .hints import run_notes
@@ -113,6 +113,8 @@ def result_record(result) -> dict:
         record["budget_ulps"] = largest_budget(expected.budgets)
         record["wrong_answer_ulps"] = largest_line(expected)
         record["grade"] = verdict.grade
+        if unit_of(expected.budgets) != "ULP":
+            record["unit"] = unit_of(expected.budgets)
     record.update(result.extra)
     return record
 
@@ -148,6 +150,9 @@ def _reading(reading) -> dict:
 
 
 def _budget(budget) -> dict | None:
+    if isinstance(budget, OutputCheck) and not isinstance(budget, Budget):  # a per-element bound (bounds.py)
+        return {"bound": budget.formula, "reason": budget.reason, "unit": budget.unit,
+                "tiers": [tier.label for tier in budget.tiers]}
     if not isinstance(budget, Budget):
         return None
     return {"ulps": budget.ulps, "reason": budget.reason, "flush_subnormals": budget.flush_subnormals, "kind": budget.kind}
