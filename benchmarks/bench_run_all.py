@@ -12,8 +12,8 @@ On onnxruntime CPU, at the given --examples and --seed, in child processes run a
    of the command and every process under it together (PSS, so shared pages count once), with
    the process count then, and the largest single process; the JSON report's size (and the HTML
    report's, with --html).
-   `--also` adds options to this run alone (`--write-expect`, `--expect`: paths absolute, or
-   relative to the reports' folder).
+   `--also` adds options to this run (`--write-expect`, `--expect`: paths absolute, or relative to
+   the reports' folder); its `--expect` goes to each shard too, so that they judge alike.
    `--against RUNNER` measures `conform diff --against RUNNER` instead (no shards): onnxruntime
    and RUNNER side by side, every disagreement recorded.
 2. the same run as N shards (none with --shards 0) (`--shard K/N`, one after another on this machine) and `conform merge`
@@ -215,7 +215,7 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--jobs", type=int, help="conform's --jobs (default: conform's own)")
     parser.add_argument("--shards", type=int, default=2, help="N of --shard K/N (default 2; 0: no sharded run)")
-    parser.add_argument("--also", default="", help="more options of the one run, as one string (e.g. --write-expect w.yaml)")
+    parser.add_argument("--also", default="", help="more options of the one run, as one string (e.g. --write-expect w.yaml); its --expect goes to the shards too")
     parser.add_argument("--against", help="measure `conform diff --against RUNNER` instead of `run` (no shards)")
     parser.add_argument("--html", action="store_true", help="also write (and size) the HTML reports")
     parser.add_argument("--sample", type=float, default=0.2, help="seconds between memory samples (default 0.2)")
@@ -254,7 +254,8 @@ def main() -> None:
     print(f"2. the same run as {n} shards, one after another, and conform merge")
     shard_seconds = 0.0
     for k in range(1, n + 1):
-        shard = measured([*common, "--shard", f"{k}/{n}", "--report-json", f"shard-{k}.json"], folder, f"shard-{k}.log", options.sample)
+        shard = measured([*common, *expect_options(also), "--shard", f"{k}/{n}", "--report-json", f"shard-{k}.json"],
+                         folder, f"shard-{k}.log", options.sample)
         shard_seconds += shard.seconds
         total = json.loads((folder / f"shard-{k}.json").read_text())["summary"]["total"] if (folder / f"shard-{k}.json").exists() else "no"
         print(f"   shard {k}/{n}: {total} cases in {shard.seconds:.1f} s, exit {shard.code}; JSON {megabytes(folder / f'shard-{k}.json')}")
@@ -283,6 +284,11 @@ def main() -> None:
     print(f"   records equal whole but for their timings: {same} of {records}")
     if not options.keep:
         shutil.rmtree(folder, ignore_errors=True)
+
+
+def expect_options(also: list[str]) -> list[str]:
+    """The `--expect PATH` options among `also` (a shard judges by the same expectations; it writes none)."""
+    return [word for k, word in enumerate(also) if word == "--expect" or (k and also[k - 1] == "--expect")]
 
 
 if __name__ == "__main__":

@@ -7,7 +7,6 @@ OrtValues of the ONNX element type, holding the exact bytes onnx's `numpy_helper
 from __future__ import annotations
 
 import ctypes
-import re
 from functools import cache
 
 import numpy as np
@@ -51,7 +50,6 @@ UNSUPPORTED_MARKERS = (
 # What says the graph or the input is invalid: INVALID_GRAPH is both (see Vocabulary).
 INVALID_MARKERS = ("INVALID_GRAPH", "INVALID_ARGUMENT")
 VOCABULARY = Vocabulary.literal(NO_KERNEL_MARKERS, UNSUPPORTED_MARKERS, INVALID_MARKERS)
-UNREGISTERED_TYPE = re.compile(r"MLDataType for: (tensor\([a-z0-9]+\)) is not currently registered")
 
 
 def short_provider(text: str) -> str | None:
@@ -108,9 +106,6 @@ class OnnxRuntimeRunner:
             )
         self._sessions = SessionCache(self._create, self._refused, SESSIONS_KEPT.get(self.provider, SessionCache.SIZE))
         self._checked_fallback: dict[bytes, str | None] = {}  # per model: None, or the fallback message
-        # onnxruntime refuses a type it has not registered the same way for every model, and the
-        # refusal is slow; remembering it per type keeps such runs fast without changing verdicts.
-        self._unregistered: dict[int, Exception] = {}  # by ONNX element type
 
     def describe(self) -> dict:
         return {"name": self.name, "version": self._ort.__version__, "provider": self.execution_provider,
@@ -120,9 +115,6 @@ class OnnxRuntimeRunner:
         return ["--runner", "onnxruntime", "--provider", self.provider, "--optimizations", self.optimizations]
 
     def _create(self, built: BuiltModel):
-        for elem_type in built.elem_types:
-            if elem_type in self._unregistered:  # refused as onnxruntime refused it before, without asking again
-                raise self._unregistered[elem_type].with_traceback(None)
         # On a provider other than CPU, profiling tells which provider ran the node (see _fallback).
         prefix = next_profile_prefix() if self.provider != "cpu" else None
         options = session_options(self._ort, self.optimizations, prefix)
@@ -150,10 +142,9 @@ class OnnxRuntimeRunner:
         return RunOutput(outputs, error=fallback, fault="fallback" if fallback else None)
 
     def _refused(self, error: Exception) -> RunOutput:
-        """A refused model's outcome; a type onnxruntime has not registered is remembered as such."""
-        match = UNREGISTERED_TYPE.search(str(error))
-        if match:
-            self._unregistered[dtype(canonical_name(match.group(1))).elem_type] = error
+        """A refused model's outcome. Each model is asked on its own: a model that is invalid for
+        another reason is refused for that one, not for a type onnxruntime has not registered
+        (BitCast-26 complex128 to bfloat16: "width-differs", not "MLDataType complex128")."""
         return _classified(error)
 
     def _fallback(self, built: BuiltModel, session) -> str | None:
