@@ -1,13 +1,13 @@
 """A family's full default run, and the cost of a budgeted comparison.
 
-1. `conform run` on every op of a family (the element-wise ops, or the Cast family: Cast, CastLike,
-   QuantizeLinear, DequantizeLinear), as a user runs it (isolation on, every version and
+1. `conform run` on every op of a family (the element-wise ops; the Cast family: Cast, CastLike,
+   QuantizeLinear, DequantizeLinear; the reductions; the other ops that accumulate), as a user runs it (isolation on, every version and
    dtype, the default case counts), in a child process: wall time, cases, cases/s, and the peak
    resident memory of the command and of its largest worker.
 2. `compare.judge` per case: an exact (bitwise) comparison against a budgeted (ULP) one and one
    bounded per element (bounds.py, as a reduction's output is), on the same 8-element float32 outputs.
 
-Run: python benchmarks/bench_family.py [--family elementwise|cast|reduction] [--ops Add,Exp]   (prints figures; asserts nothing)
+Run: python benchmarks/bench_family.py [--family elementwise|cast|reduction|accumulating] [--ops Add,Exp]   (prints figures; asserts nothing)
 """
 
 from __future__ import annotations
@@ -25,6 +25,12 @@ import numpy as np
 
 
 CAST_FAMILY = ("Cast", "CastLike", "QuantizeLinear", "DequantizeLinear")
+# The ops that accumulate besides the reductions (issue 64), those covered.
+ACCUMULATING = ("CumSum", "CumProd", "MatMul", "Gemm", "MatMulInteger", "QLinearMatMul", "Einsum", "Det", "Softmax",
+                "LogSoftmax", "LpNormalization", "BatchNormalization", "InstanceNormalization", "LayerNormalization",
+                "GroupNormalization", "RMSNormalization", "MeanVarianceNormalization", "LRN", "NegativeLogLikelihoodLoss",
+                "SoftmaxCrossEntropyLoss", "Swish", "SwiGLU", "DynamicQuantizeLinear", "Attention", "RotaryEmbedding",
+                "LinearAttention")
 
 
 def family_ops(family: str) -> list[str]:
@@ -37,6 +43,8 @@ def family_ops(family: str) -> list[str]:
         from conformance.reference.reduction import REFERENCES
 
         return [reference.op for reference in REFERENCES]
+    if family == "accumulating":
+        return [op for op in ACCUMULATING if op in covered_ops()]
     return [op for op in covered_ops() if family_of(for_op(op)) is not None]
 
 
@@ -84,7 +92,7 @@ def comparison_cost() -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--family", choices=("elementwise", "cast", "reduction"), default="elementwise")
+    parser.add_argument("--family", choices=("elementwise", "cast", "reduction", "accumulating"), default="elementwise")
     parser.add_argument("--ops", help="comma-separated ops (default: every op of the family)")
     args = parser.parse_args()
     ops = args.ops.split(",") if args.ops else family_ops(args.family)

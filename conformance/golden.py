@@ -766,6 +766,7 @@ def example_from_test(test: GoldenTest) -> Example | str:
     reference = for_op(node.op_type)
     types = _types(version, {name: from_numpy(a.dtype).name for name, a in inputs.items() if a is not None},
                    _attribute_dtypes(attributes), reference.attribute_params, _output_dtypes(graph, node))
+    types = _bound_by_attributes(version, types, node)
     dtype_param = reference.dtype_param_of(version)
     name = stored_case_name(test.path, test.model, test.data_set, version, types, dtype_param)
     example = Example(version, name, types, inputs, attributes, f"golden:{test.path}", dtype_param,
@@ -1170,9 +1171,31 @@ def _declared_types(model: onnx.ModelProto, node: onnx.NodeProto, version: OpVer
         return None
     tensors = {a.name: a.t.data_type for a in node.attribute if a.type == onnx.AttributeProto.TENSOR}
     tensors |= {a.name: a.sparse_tensor.values.data_type for a in node.attribute if a.type == onnx.AttributeProto.SPARSE_TENSOR}
-    return _types(version, {name: from_elem_type(t).name for name, t in inputs.items()},
-                  {name: from_elem_type(t).name for name, t in tensors.items()}, for_op(version.op).attribute_params,
-                  _output_dtypes(graph, node))
+    types = _types(version, {name: from_elem_type(t).name for name, t in inputs.items()},
+                   {name: from_elem_type(t).name for name, t in tensors.items()}, for_op(version.op).attribute_params,
+                   _output_dtypes(graph, node))
+    return _bound_by_attributes(version, types, node)
+
+
+def _bound_by_attributes(version: OpVersion, types: dict[str, str], node: onnx.NodeProto) -> dict[str, str]:
+    """`types` with each parameter nothing else bound read from the attributes its type fixes
+    (LayerNormalization's `stash_type` names U where the node leaves Mean and InvStdDev out): the
+    type whose attributes (`OpReference.attributes_of_binding`) the node has, one that fixes some
+    before one that fixes none."""
+    reference = for_op(version.op)
+    if reference.binding_attributes is None:
+        return types
+    written = {a.name: onnx.helper.get_attribute_value(a) for a in node.attribute}
+    found = dict(types)
+    for param, allowed in version.type_constraints:
+        if param in found or len(allowed) < 2:
+            continue
+        fixed = {name: reference.attributes_of_binding(version, {**found, param: name}) for name in allowed}
+        fitting = [name for name in allowed if all(written.get(k) == v for k, v in fixed[name].items())]
+        chosen = [name for name in fitting if fixed[name]] or fitting
+        if chosen:
+            found[param] = chosen[0]
+    return found
 
 
 def _staged(case: StoredCase, runner: Runner, judging: tuple[str, ...]) -> Staged | Result:

@@ -61,7 +61,8 @@ def test_the_covered_ops_with_a_body_are_found():
 # version in its own opset does not take the type.
 ILL_TYPED = {("Clip-13", "bfloat16"),  # Where-9 takes no bfloat16 (Where-16 does)
              ("Shrink-9", "uint8"), ("Shrink-9", "uint16"), ("Shrink-9", "uint32"), ("Shrink-9", "uint64"),  # Neg-13: signed only
-             *(("ReduceLogSum-18", t) for t in ("uint32", "uint64", "int32", "int64"))}  # Log-13: floats only
+             *(("ReduceLogSum-18", t) for t in ("uint32", "uint64", "int32", "int64")),  # Log-13: floats only
+             ("SoftmaxCrossEntropyLoss-13", "bfloat16")}  # its NegativeLogLikelihoodLoss-13 takes no bfloat16
 
 
 @pytest.mark.parametrize("op", BODY_OPS)
@@ -227,6 +228,11 @@ def expanded(ex: Example, expected) -> onnx.ModelProto:
     return onnx.inliner.inline_local_functions(model)
 
 
+# Ops whose body holds a node onnxruntime computes beyond conform's budget (in its expectations file),
+# by the trait of the op's reference that names the cause: those cases are not judged here.
+INNER_DEVIATIONS = {"Swish": "sigmoid-argument-below-minus-one"}
+
+
 @pytest.mark.parametrize("op", [op for op in BODY_OPS if op not in ("CastLike",)])
 def test_onnxruntime_running_the_expanded_body_never_fails(op):
     import onnxruntime as ort
@@ -237,6 +243,9 @@ def test_onnxruntime_running_the_expanded_body_never_fails(op):
             continue
         expected = for_op(op).expected(ex)
         if not expected.is_valid or fb.body_of(ex) is None:
+            continue
+        trait = INNER_DEVIATIONS.get(op)
+        if trait is not None and for_op(op).traits[trait](ex):
             continue
         try:
             options = ort.SessionOptions()

@@ -1,5 +1,5 @@
 """Activations: Relu, LeakyRelu, PRelu, Elu, Selu, Celu, Sigmoid, HardSigmoid, HardSwish,
-Softplus, Softsign, Tanh, ThresholdedRelu, Gelu, Mish, Shrink (declarations of the element-wise family).
+Softplus, Softsign, Tanh, ThresholdedRelu, Gelu, Mish, Shrink, Swish (declarations of the element-wise family).
 
 The formulas are the texts' own, evaluated where cancellation would spoil float64 in the
 mathematically equal form that does not cancel (exp(x) - 1 as expm1, 1 + erf(-u) as erfc(u)):
@@ -831,5 +831,65 @@ MISH = Elementwise(
     traits={"negative-below-minus-one": negative_input_below(-1.0), "tanh-saturates": tanh_saturates},
 )
 
+# --- Swish ---------------------------------------------------------------------------------------
+
+
+def _swish_alpha(alpha: float) -> float:
+    return float(np.float32(alpha))
+
+
+def _swish(x: np.ndarray, alpha: float = 1.0) -> np.ndarray:
+    """x * sigmoid(alpha * x), its limit 0 where x is infinite and sigmoid(alpha * x) is 0."""
+    alpha = _swish_alpha(alpha)
+    with np.errstate(all="ignore"):
+        value = x * _sigmoid(alpha * x)
+    return np.where(_swish_limit(x, alpha), 0.0, value)
+
+
+def _swish_limit(x: np.ndarray, alpha: float) -> np.ndarray:
+    """Where the text's x * sigmoid(alpha * x) meets inf * 0: x = -inf with alpha > 0, +inf with alpha < 0."""
+    return np.isneginf(x) & (alpha > 0) | np.isposinf(x) & (alpha < 0)
+
+
+def _swish_mp(x, alpha: float = 1.0):
+    import mpmath
+
+    return x / (1 + mpmath.exp(-mpmath.mpf(_swish_alpha(alpha)) * x))
+
+
+def _swish_ieee_nan(context: Context, first: np.ndarray) -> list[tuple[str, np.ndarray]]:
+    """NaN where an infinite input meets inf * 0 (see `_swish_limit`)."""
+    points = _swish_limit(_wide(context), _swish_alpha(context.attributes["alpha"]))
+    if not points.any():
+        return []
+    nan = first.copy()
+    nan[points] = np.nan
+    return [(IEEE_NAN, nan)]
+
+
+def sigmoid_argument_below_minus_one(example: Example) -> bool:
+    """An element whose alpha * x is below -1 (or -inf): where a sigmoid approximation loses
+    relative accuracy (see Sigmoid's negative-below-minus-one)."""
+    if example.dtype not in ("float", "double", "float16", "bfloat16"):
+        return False
+    with np.errstate(all="ignore"):
+        scaled = _first_input(example) * _attribute(example, "alpha")
+    return bool((scaled < -1).any())
+
+
+SWISH = Elementwise(
+    op="Swish",
+    real=_swish,
+    precise64=_swish_mp,
+    attributes=(Attribute("alpha", (1.0, 0.5, 2.0, -1.0, 0.0, 1.702)),),
+    alternatives=_swish_ieee_nan,
+    ambiguity=INF_TIMES_ZERO,
+    label=LIMIT,
+    **_accuracy(4, "3.43 ULP (x * sigmoid(x), the stable form; x / (1 + exp(-x)) 2.56); like Mish, more where "
+                   "exp(alpha * x) is subnormal in float32 (alpha * x < -87)", "WebNN sigmoid 34 ULP, as Sigmoid's 4"),
+    traits={"sigmoid-argument-below-minus-one": sigmoid_argument_below_minus_one,
+            "alpha-inexact-in-type": alpha_inexact_in_type},
+)
+
 DECLARED = (RELU, LEAKY_RELU, PRELU, ELU, SELU, CELU, SIGMOID, HARD_SIGMOID, HARD_SWISH, SOFTPLUS, SOFTSIGN,
-            TANH, THRESHOLDED_RELU, GELU, MISH, SHRINK)
+            TANH, THRESHOLDED_RELU, GELU, MISH, SHRINK, SWISH)

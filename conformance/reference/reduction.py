@@ -355,7 +355,7 @@ def _float(declaration: Reduction, grouped: Rows, out: np.dtype) -> Expected:
         elif kind == "log_sum_exp":
             y, bound = _log_sum_exp(rows, n, out)
         else:
-            y, bound = _sum_family(kind, rows, n, out)
+            y, bound = sum_family(kind, rows, n, out)
     precise = y.reshape(shape)
     with np.errstate(over="ignore", invalid="ignore"):
         rounded = precise.astype(out)
@@ -373,7 +373,7 @@ def _terms(kind: str, rows: np.ndarray) -> np.ndarray:
     return rows
 
 
-def _sum_family(kind: str, rows: np.ndarray, n: np.ndarray, out: np.dtype) -> tuple[np.ndarray, ElementBound]:
+def sum_family(kind: str, rows: np.ndarray, n: np.ndarray, out: np.dtype) -> tuple[np.ndarray, ElementBound]:
     """Sum, Mean, L1, SumSquare, L2, LogSum: the terms' sum, then the step after it."""
     terms = _terms(kind, rows)
     total = exact_sums(terms, out)

@@ -154,9 +154,8 @@ def gemm_example(choices: Choices, version: OpVersion, binding: dict[str, str]):
     return made(version, binding, inputs, attributes)
 
 
-def matmul_integer_example(choices: Choices, version: OpVersion, binding: dict[str, str]):
-    dt_a, dt_b = dtype(binding["T1"]), dtype(binding["T2"])
-    m, k, n = _sides(choices, dt_a)
+def operand_shapes(choices: Choices, m: int, k: int, n: int) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """A and B of an [m, k] by [k, n] product with drawn batch dims, now and then A or B 1-D."""
     batch_a, batch_b = _batch(choices)
     a_shape, b_shape = batch_a + (m, k), batch_b + (k, n)
     ones = choices.integer(0, 7)
@@ -164,6 +163,13 @@ def matmul_integer_example(choices: Choices, version: OpVersion, binding: dict[s
         a_shape = (k,)
     elif ones == 7:
         b_shape = (k,)
+    return a_shape, b_shape
+
+
+def matmul_integer_example(choices: Choices, version: OpVersion, binding: dict[str, str]):
+    dt_a, dt_b = dtype(binding["T1"]), dtype(binding["T2"])
+    m, k, n = _sides(choices, dt_a)
+    a_shape, b_shape = operand_shapes(choices, m, k, n)
     if invalid_share(choices):
         a_shape, b_shape = _invalid_shapes(choices, a_shape, b_shape)
     seed = choices.integer(0, WIDE - 1)
