@@ -25,6 +25,7 @@ from conformance.dtypes import from_numpy
 from conformance.reference import for_op
 from conformance.registry import versions
 from conformance.runners.base import RunOutput
+from test_family_matmul import blocked
 
 RNG = np.random.default_rng(12)
 
@@ -148,13 +149,6 @@ def test_equations_the_text_forbids_are_invalid(equation, shapes, rule):
 A32 = RNG.standard_normal((5, 24)).astype(np.float32)
 B32 = RNG.standard_normal((24, 6)).astype(np.float32)
 C32 = RNG.standard_normal((6, 3)).astype(np.float32)
-
-
-def blocked(a: np.ndarray, b: np.ndarray, block: int) -> np.ndarray:
-    total = np.zeros((a.shape[0], b.shape[1]), dtype=a.dtype)
-    for start in range(0, a.shape[1], block):
-        total = (total + a[:, start:start + block] @ b[start:start + block]).astype(a.dtype)
-    return total
 
 
 @pytest.mark.parametrize("correct", [

@@ -24,7 +24,7 @@ import math
 import numpy as np
 
 from ..case import Example
-from .arg_extreme import FIRST, NAN_OPEN, comparable, extreme_mask, nan_mask, row_picks, rows_along, tied
+from .arg_extreme import FIRST, NAN_OPEN, comparable, extreme_mask, nan_mask, row_picks, tied
 from .base import Expected, Invalid, OpReference, Reading, VersionSemantics, readings
 from .expected import spec_if_one
 from .movement import axis_in
@@ -45,19 +45,46 @@ def one_hot(rows: np.ndarray, indices: np.ndarray, like: np.ndarray) -> np.ndarr
     return out
 
 
-class Hardmax1(VersionSemantics):
+class CoercedAxis(VersionSemantics):
+    """An op along one axis whose versions before 13 coerce the input to 2-D there (Hardmax,
+    Softmax, LogSoftmax): the axis by the version's rules, the input as rows (`coerced`), and the
+    rows put back in the input's shape (`restored`); from 13 (`along_one_axis`) a row lies along
+    that axis alone."""
+
+    default_axis = 1
+    negative_axes = False
+    axis_sentence: str
+    axis_may_be_rank = True  # version 1's formula holds for k = n
+    along_one_axis = False
+
+    def axis(self, example: Example) -> int | Invalid:
+        data = example.inputs["input"]
+        return axis_in(int(example.attributes.get("axis", self.default_axis)), data.ndim, self.negative_axes,
+                       self.axis_sentence, high=data.ndim if self.axis_may_be_rank else data.ndim - 1)
+
+    def coerced(self, values: np.ndarray, axis: int) -> np.ndarray:
+        """`values` as rows: [a_0 * ... * a_{k-1}, a_k * ... * a_{n-1}], or along the axis alone."""
+        if self.along_one_axis:
+            moved = np.moveaxis(values, axis, -1)
+            return moved.reshape(math.prod(moved.shape[:-1]), values.shape[axis])  # not -1: a size-0 axis
+        return values.reshape(math.prod(values.shape[:axis]), math.prod(values.shape[axis:]))
+
+    def restored(self, out: np.ndarray, data: np.ndarray, axis: int) -> np.ndarray:
+        if self.along_one_axis:
+            moved = (*data.shape[:axis], *data.shape[axis + 1:], data.shape[axis])
+            return np.moveaxis(out.reshape(moved), -1, axis)
+        return out.reshape(data.shape)
+
+
+class Hardmax1(CoercedAxis):
     """Hardmax-1: rows of the input coerced to 2-D at axis k (default 1), k in [0, n]."""
 
     since = 1
-    default_axis = 1
-    negative_axes = False
     axis_sentence = AXIS_1
-    axis_may_be_rank = True  # Hardmax-1's formula holds for k = n
 
     def expected(self, example: Example) -> Expected:
         data = example.inputs["input"]
-        axis = axis_in(int(example.attributes.get("axis", self.default_axis)), data.ndim, self.negative_axes,
-                       self.axis_sentence, high=data.ndim if self.axis_may_be_rank else data.ndim - 1)
+        axis = self.axis(example)
         if isinstance(axis, Invalid):
             return Expected(invalid=axis)
         found = self.hardmax(data, axis)
@@ -65,11 +92,8 @@ class Hardmax1(VersionSemantics):
                         may_reject=AXIS_IS_RANK if axis == data.ndim else None)
 
     def rows(self, data: np.ndarray, axis: int) -> np.ndarray:
-        """The coerced 2-D: [a_0 * ... * a_{k-1}, a_k * ... * a_{n-1}], comparable values."""
-        return comparable(data).reshape(math.prod(data.shape[:axis]), math.prod(data.shape[axis:]))
-
-    def restored(self, out: np.ndarray, data: np.ndarray, axis: int) -> np.ndarray:
-        return out.reshape(data.shape)
+        """The rows, comparable values."""
+        return self.coerced(comparable(data), axis)
 
     def hardmax(self, data: np.ndarray, axis: int) -> Expected:
         rows = self.rows(data, axis)
@@ -92,13 +116,7 @@ class Hardmax13(Hardmax11):
 
     since = 13
     default_axis = -1
-
-    def rows(self, data: np.ndarray, axis: int) -> np.ndarray:
-        return rows_along(data, axis)
-
-    def restored(self, out: np.ndarray, data: np.ndarray, axis: int) -> np.ndarray:
-        moved = (*data.shape[:axis], *data.shape[axis + 1:], data.shape[axis])
-        return np.moveaxis(out.reshape(moved), -1, axis)
+    along_one_axis = True
 
 
 # Traits: the causes a runtime may deviate by.
@@ -109,8 +127,7 @@ def _rows(example: Example) -> np.ndarray | None:
     semantics = REFERENCE.semantics_for(example.version)
     if data is None or not isinstance(semantics, Hardmax1):
         return None
-    axis = axis_in(int(example.attributes.get("axis", semantics.default_axis)), data.ndim, semantics.negative_axes,
-                   semantics.axis_sentence, high=data.ndim if semantics.axis_may_be_rank else data.ndim - 1)
+    axis = semantics.axis(example)
     return None if isinstance(axis, Invalid) else semantics.rows(data, axis)
 
 

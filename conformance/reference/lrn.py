@@ -175,12 +175,10 @@ def size_beyond_channels(example: Example) -> bool:
 def nonpositive_base(example: Example) -> bool:
     """An element whose base, bias + alpha / size * square_sum, is 0 or negative (a negative alpha
     or bias): the power is NaN, inf or a division by 0."""
-    x = _x(example)
-    if x is None or x.ndim < 2 or not x.size or x.dtype.kind not in "f" and x.dtype != ml_dtypes.bfloat16:
+    windowed = _windowed(example)
+    if windowed is None:
         return False
-    size = int(example.attributes.get("size", 1))
-    if size < 1:
-        return False
+    x, size = windowed
     total, _ = square_sums(x, size)
     with np.errstate(all="ignore"):
         base = attribute(example, "bias", 1.0) + attribute(example, "alpha", 1e-4) / size * total
@@ -198,11 +196,25 @@ def infinity_in_data(example: Example) -> bool:
 
 def _any_float(example: Example, test) -> bool:
     """Whether `test` holds for some element of a float X."""
-    x = _x(example)
-    if x is None or x.dtype.kind not in "f" and x.dtype != ml_dtypes.bfloat16:
+    x = _float_x(example)
+    if x is None:
         return False
     with np.errstate(invalid="ignore"):
         return bool(test(x.astype(np.float64)).any())
+
+
+def _float_x(example: Example) -> np.ndarray | None:
+    """X where it is of a float type, else None."""
+    x = _x(example)
+    return None if x is None or x.dtype.kind not in "f" and x.dtype != ml_dtypes.bfloat16 else x
+
+
+def _windowed(example: Example) -> tuple[np.ndarray, int] | None:
+    """A float X with channels and elements, and a size of 1 or more: the cases whose windows'
+    square sums a trait reads; else None."""
+    x = _float_x(example)
+    size = int(example.attributes.get("size", 1))
+    return None if x is None or x.ndim < 2 or not x.size or size < 1 else (x, size)
 
 
 def alpha_not_positive(example: Example) -> bool:
@@ -220,12 +232,10 @@ def running_window_cancels(example: Example) -> bool:
     its window's end: a window sum kept running across the channels (adding the square that
     enters, subtracting the one that leaves, as Caffe does) carries the rounding of the larger
     sums into the smaller one, or inf − inf where a square overflowed."""
-    x = _x(example)
-    if x is None or x.ndim < 2 or not x.size or x.dtype.kind not in "f" and x.dtype != ml_dtypes.bfloat16:
+    windowed = _windowed(example)
+    if windowed is None:
         return False
-    size = int(example.attributes.get("size", 1))
-    if size < 1:
-        return False
+    x, size = windowed
     alpha, bias = attribute(example, "alpha", 1e-4), attribute(example, "bias", 1.0)
     with np.errstate(all="ignore"):
         squares = x.astype(np.float32).astype(np.float64) ** 2

@@ -72,16 +72,13 @@ import numpy as np
 from ..bounds import ElementBound, Tier, accumulators, unit_roundoff
 from ..case import Example
 from ..precision import FLOAT64_REFERENCE_SLACK, spacing
-from .base import Expected, Invalid, OpReference, Reading, VersionSemantics, readings
+from .base import Expected, Invalid, OpReference, Reading, readings
 from .function_body import step
-from .movement import axis_in
+from .hardmax import AXIS_11, COERCED, CoercedAxis
 from .reduction import LOG_ULPS
 
-COERCED = ("input \\in [a_0, a_1, ..., a_{k-1}, a_k, ..., a_{n-1}] and k is the axis provided, then input will be "
-           "coerced into a 2-dimensional tensor with dimensions [a_0 * ... * a_{k-1}, a_k * ... * a_{n-1}]")
 AXIS_1 = (f"axis: Describes the axis of the inputs when coerced to 2D; {COERCED} (version 1 gives no meaning to a "
           "negative axis, nor to one past the rank)")
-AXIS_11 = "axis: Negative value means counting dimensions from the back. Accepted range is [-r, r-1] where r = rank(input)."
 AXIS_IS_RANK = ("axis equal to the rank: version 1 sets no range for axis; its formula coerces the input to "
                 "[a_0 * ... * a_{n-1}, 1], and a runtime may reject an axis the input does not have")
 SOFTMAX_13 = "Softmax(input, axis) = Exp(input) / ReduceSum(Exp(input), axis=axis, keepdims=1)"
@@ -103,21 +100,13 @@ class SoftmaxOp:
 
 # --- the versions ---
 
-class Softmax1(VersionSemantics):
+class Softmax1(CoercedAxis):
     """Version 1: rows of the input coerced to 2-D at axis k (default 1), k in [0, n]."""
 
     since = 1
     declaration: SoftmaxOp
-    default_axis = 1
-    negative_axes = False
     axis_sentence = AXIS_1
-    axis_may_be_rank = True
     limits = True  # whether the readings of a version without a formula (the limit, 0) are allowed
-
-    def axis(self, example: Example) -> int | Invalid:
-        data = example.inputs["input"]
-        return axis_in(int(example.attributes.get("axis", self.default_axis)), data.ndim, self.negative_axes,
-                       self.axis_sentence, high=data.ndim if self.axis_may_be_rank else data.ndim - 1)
 
     def expected(self, example: Example) -> Expected:
         data = example.inputs["input"]
@@ -135,11 +124,8 @@ class Softmax1(VersionSemantics):
         return restored
 
     def rows(self, data: np.ndarray, axis: int) -> np.ndarray:
-        """The coerced 2-D: [a_0 * ... * a_{k-1}, a_k * ... * a_{n-1}], as float64."""
-        return data.astype(np.float64).reshape(math.prod(data.shape[:axis]), math.prod(data.shape[axis:]))
-
-    def restored(self, out: np.ndarray, data: np.ndarray, axis: int) -> np.ndarray:
-        return out.reshape(data.shape)
+        """The rows, as float64."""
+        return self.coerced(data.astype(np.float64), axis)
 
 
 class Softmax11(Softmax1):
@@ -156,15 +142,8 @@ class Softmax13(Softmax11):
 
     since = 13
     default_axis = -1
+    along_one_axis = True
     limits = False
-
-    def rows(self, data: np.ndarray, axis: int) -> np.ndarray:
-        moved = np.moveaxis(data.astype(np.float64), axis, -1)
-        return moved.reshape(math.prod(moved.shape[:-1]), data.shape[axis])
-
-    def restored(self, out: np.ndarray, data: np.ndarray, axis: int) -> np.ndarray:
-        moved = (*data.shape[:axis], *data.shape[axis + 1:], data.shape[axis])
-        return np.moveaxis(out.reshape(moved), -1, axis)
 
 
 def _reshaped(bound: ElementBound, shaped) -> ElementBound:
