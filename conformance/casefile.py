@@ -33,7 +33,7 @@ import re
 from collections.abc import Hashable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import Any, Callable, Iterable, Iterator
 
 import yaml
 
@@ -234,27 +234,74 @@ def load_files(paths: Iterable[Path], expanded: Callable[[OpVersion], bool] = la
     versions it runs (the others are checked when they run, and by `conform list`, which loads
     every file).
     """
-    problems = Problems()
+    load = _Load()
     keep = None
     if ops is not None:
         wanted = {op.lower() for op in ops}
         keep = lambda text: (op := declared_op(text)) is None or op.lower() in wanted  # noqa: E731
-    loaded = [f for f in (_load_file(p, problems, keep) for p in paths) if f is not None]
-    names: dict[str, dict[str, tuple[str, str]]] = {}  # by op, by slug: each name and where it is
-    for case_file in loaded:
-        for case in case_file.cases:
-            taken = names.setdefault(case.op, {})
-            clash = name_clash(case.name, taken)
-            if clash is not None:
-                problems.add(case_file.path, case.line, clash)
-            taken.setdefault(slug(case.name), (case.name, f"{case_file.path}:{case.line}"))
-    budget = Budget()
-    for case_file in loaded:
-        for case in case_file.cases:
-            if budget.left >= 0:  # once spent, one problem says so: the cases after it are not expanded
-                case_file.examples[case.name] = _validate_by_expanding(case, case_file.path, problems, expanded, budget)
-    problems.raise_if_any()
+    loaded = load.files(paths, expanded, keep)
+    load.problems.raise_if_any()
     return loaded
+
+
+def load_by_op(paths: Iterable[Path], expanded: Callable[[OpVersion], bool],
+               ops: Iterable[str]) -> Iterator[tuple[str, list[Example]]]:
+    """Each of `ops` with its case-file Examples (file order), op after op, as `load_files` with
+    `ops` would load them: one op's files are read, checked and expanded only once the previous
+    op's Examples were taken, so that a caller that keeps them packed holds one op's at a time.
+    The problems of every file are raised together after the last op."""
+    load = _Load()
+    by_op: dict[str | None, list[Path]] = {}
+    for path in paths:
+        by_op.setdefault(_declared_op_of(path), []).append(path)
+    # A file whose op is not on a line of its own is parsed first: it says its op only then.
+    loose: dict[str, list[CaseFile]] = {}
+    for case_file in load.files(by_op.pop(None, []), expanded):
+        loose.setdefault(case_file.op.lower(), []).append(case_file)
+    declared = {}
+    for op, op_paths in by_op.items():
+        declared.setdefault(op.lower(), []).extend(op_paths)
+    for op in ops:
+        files = loose.pop(op.lower(), []) + load.files(declared.pop(op.lower(), []), expanded)
+        yield op, [example for case_file in files if case_file.op == op
+                   for case in case_file.cases for example in case_file.examples.get(case.name, ())]
+    load.problems.raise_if_any()
+
+
+def _declared_op_of(path: Path) -> str | None:
+    """The op a case file's `op:` line names, None when it has none or cannot be read (loading it
+    then tells why)."""
+    try:
+        return declared_op(read_text(path))
+    except (Refused, OSError, UnicodeDecodeError):
+        return None
+
+
+class _Load:
+    """What one load shares across its files: the problems found, the budget of arrays made, and
+    the names of each op's cases taken (two files of one op must not name a case alike)."""
+
+    def __init__(self) -> None:
+        self.problems = Problems()
+        self.budget = Budget()
+        self.names: dict[str, dict[str, tuple[str, str]]] = {}  # by op, by slug: each name and where it is
+
+    def files(self, paths: Iterable[Path], expanded: Callable[[OpVersion], bool],
+              keep: Callable[[str], bool] | None = None) -> list[CaseFile]:
+        loaded = [f for f in (_load_file(p, self.problems, keep) for p in paths) if f is not None]
+        for case_file in loaded:
+            for case in case_file.cases:
+                taken = self.names.setdefault(case.op, {})
+                clash = name_clash(case.name, taken)
+                if clash is not None:
+                    self.problems.add(case_file.path, case.line, clash)
+                taken.setdefault(slug(case.name), (case.name, f"{case_file.path}:{case.line}"))
+        for case_file in loaded:
+            for case in case_file.cases:
+                if self.budget.left >= 0:  # once spent, one problem says so: the cases after it are not expanded
+                    case_file.examples[case.name] = _validate_by_expanding(case, case_file.path, self.problems, expanded,
+                                                                           self.budget)
+        return loaded
 
 
 SKIPPED = object()  # what read_yaml gives for a file its `keep` leaves unparsed
@@ -703,4 +750,4 @@ def count_cases(roots: Iterable[Path] = (BUILTIN_CASES,)) -> dict[tuple[str, int
     return counts
 
 
-__all__ = ["load_files", "load_examples", "count_cases", "case_files", "expand", "canonical_name", "BUILTIN_CASES"]
+__all__ = ["load_files", "load_by_op", "load_examples", "count_cases", "case_files", "expand", "canonical_name", "BUILTIN_CASES"]

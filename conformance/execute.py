@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import pickle
 import re
 import shlex
 import time
@@ -188,9 +189,13 @@ def _check_dtype_allowed(name: str, in_force: list[tuple[str, tuple[OpVersion, .
 @dataclass(frozen=True)
 class WorkUnit:
     """A piece of a run that can be drawn and run on its own: YAML cases, or one hypothesis group;
-    or part K of N of one, every Nth of its cases from the Kth (see `parts`)."""
+    or part K of N of one, every Nth of its cases from the Kth (see `parts`).
 
-    yaml_examples: tuple[Example, ...] = ()
+    YAML cases are held pickled (`of_cases`): a run plans every op's cases before the first runs,
+    and as objects they would be most of what the main process holds."""
+
+    packed_cases: bytes = b""
+    case_count: int = 0
     version: OpVersion | None = None
     binding: tuple[tuple[str, str], ...] = ()
     part: tuple[int, int] = (0, 1)  # K (from 0) of N
@@ -199,12 +204,21 @@ class WorkUnit:
     # words` to stderr during it (see runtime_log.written_since), so that call's case is a timeout.
     hang: tuple[int, float, str] | None = None
 
+    @classmethod
+    def of_cases(cls, examples: Iterable[Example]) -> "WorkUnit":
+        cases = tuple(examples)
+        return cls(pickle.dumps(cases, protocol=pickle.HIGHEST_PROTOCOL), len(cases))
+
+    @property
+    def yaml_examples(self) -> tuple[Example, ...]:
+        return pickle.loads(self.packed_cases) if self.packed_cases else ()
+
     def describe(self) -> str:
         index, count = self.part
         of = f"part {index + 1} of {count} of the " if count > 1 else ""
         if self.version is not None:
             return f"{of}hypothesis group {self.version.label} {dict(self.binding)}"
-        return f"{of}{len(self.yaml_examples)} YAML cases from {self.yaml_examples[0].id}" if self.yaml_examples else "empty unit"
+        return f"{of}{self.case_count} YAML cases from {self.yaml_examples[0].id}" if self.case_count else "empty unit"
 
     def parts(self, count: int) -> list["WorkUnit"]:
         """YAML cases as `count` units, for workers to share: cases next to each other often hang
@@ -221,31 +235,29 @@ YAML_CHUNK = 64
 
 def plan(options: RunOptions) -> list[WorkUnit]:
     """The run as independent units, in the order their results are reported: op after op, each
-    op's YAML cases, then its hypothesis groups."""
+    op's YAML cases, then its hypothesis groups. Every case file is read and checked before this
+    returns; one op's cases are objects at a time (see `WorkUnit.of_cases`)."""
     chosen = versions_by_op(options)
-    yaml_examples = _yaml_examples(options, chosen) if options.use_yaml else {}
+    yaml_examples = _yaml_examples(options, chosen) if options.use_yaml else iter(())
     units = []
     for op, chosen_versions in chosen:
         # Chosen here, not only in the worker: a unit of cases that are not run costs pickling both ways.
-        examples = selected(yaml_examples.get(op, []), options)
-        units += [WorkUnit(tuple(examples[i:i + YAML_CHUNK])) for i in range(0, len(examples), YAML_CHUNK)]
+        examples = selected(next(yaml_examples, (op, []))[1], options)
+        units += [WorkUnit.of_cases(examples[i:i + YAML_CHUNK]) for i in range(0, len(examples), YAML_CHUNK)]
         if options.use_hypothesis and options.examples > 0:
             units += [WorkUnit(version=v, binding=tuple(b.items()))
                       for v in chosen_versions for b in strategies.bindings(v, options.dtypes)]
+    for _ in yaml_examples:  # the last op's problems, and every file's, are raised once all are loaded
+        pass
     return units
 
 
-def _yaml_examples(options: RunOptions, chosen: tuple[tuple[str, tuple[OpVersion, ...]], ...]) -> dict[str, list[Example]]:
-    """Every case-file Example of the chosen op versions, by op, each op's in file order: the case
-    files are read and checked once for every op (see casefile.load_examples)."""
+def _yaml_examples(options: RunOptions, chosen: tuple[tuple[str, tuple[OpVersion, ...]], ...]) -> Iterator[tuple[str, list[Example]]]:
+    """Every case-file Example of the chosen op versions, op by op in the run's order, each op's
+    in file order (see casefile.load_by_op)."""
     wanted = {(v.op, v.since_version) for _, chosen_versions in chosen for v in chosen_versions}
-    files = casefile.load_files(casefile.case_files(options.case_roots), lambda v: (v.op, v.since_version) in wanted,
-                                ops=[op for op, _ in chosen])
-    found: dict[str, list[Example]] = {op: [] for op, _ in chosen}
-    for case_file in files:
-        if case_file.op in found:
-            found[case_file.op] += [example for case in case_file.cases for example in case_file.examples[case.name]]
-    return found
+    return casefile.load_by_op(casefile.case_files(options.case_roots), lambda v: (v.op, v.since_version) in wanted,
+                               [op for op, _ in chosen])
 
 
 def examples_of(unit: WorkUnit, options: RunOptions) -> list[Example]:
@@ -272,7 +284,7 @@ def planned_count(units: list[WorkUnit], options: RunOptions) -> int | None:
     drawn = [u for u in units if u.version is not None]
     if drawn and (options.shard[1] > 1 or options.case_ids):
         return None
-    return len(options.modes) * (sum(len(u.yaml_examples) for u in units) + options.examples * len(drawn))
+    return len(options.modes) * (sum(u.case_count for u in units) + options.examples * len(drawn))
 
 
 def merge_parts(answers: list[list[Result]], options: RunOptions) -> list[Result]:

@@ -248,3 +248,36 @@ def test_a_value_is_made_once_per_dtype_and_a_random_one_anew_for_each_version(t
     assert eleven.inputs["starts"] is thirteen.inputs["starts"] and eleven.inputs["starts"].tolist() == [1]
     assert not thirteen.inputs["starts"].flags.writeable
     assert not (eleven.inputs["data"] == thirteen.inputs["data"]).all()
+
+
+BROKEN_CLIP = """\
+op: Clip
+cases:
+  - name: broken
+    versions: [13]
+    dtypes: [float]
+    inputs: {input: [1, 2], min: [[0]]}
+    surprise: 1
+"""
+
+
+def test_loading_op_by_op_gives_each_ops_cases_in_turn_and_every_problem_after_the_last(tmp_path):
+    # A run plans one op's cases at a time (execute.plan), and still tells every broken file
+    # before a case runs: the problems come once every op was loaded, all of them together.
+    good = write(tmp_path, "good.yaml", GOOD_CASE)
+    broken = write(tmp_path, "clip.yaml", BROKEN_CLIP)
+    other = write(tmp_path, "other.yaml", GOOD_CASE.replace("op: Slice", "op: Abs").replace("name: ok", "name: absent"))
+    loading = casefile.load_by_op([broken, good, other], lambda version: True, ["Slice", "Clip"])
+    op, examples = next(loading)
+    assert (op, {e.id for e in examples}) == ("Slice", {"Slice-13/ok/float/int32", "Slice-13/ok/float/int64"})
+    assert next(loading)[0] == "Clip"
+    with pytest.raises(CaseFileError) as caught:
+        next(loading)
+    assert [(path.endswith("clip.yaml"), line) for path, line, _ in caught.value.problems] == [(True, 7)]
+
+
+def test_loading_op_by_op_finds_the_cases_loading_them_all_at_once_does():
+    ops = ["Slice", "Clip", "Gather"]
+    by_op = dict(casefile.load_by_op(casefile.case_files([casefile.BUILTIN_CASES]), lambda version: True, ops))
+    for op in ops:
+        assert [e.id for e in by_op[op]] == [e.id for e in casefile.load_examples(op)], op

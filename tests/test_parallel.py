@@ -136,7 +136,7 @@ def test_a_plan_sends_workers_only_the_case_file_cases_the_run_chose():
     units = [u for u in plan(options) if u.yaml_examples]
     sent = [e for u in units for e in u.yaml_examples]
     assert sent and all(e.version.since_version == 13 and e.dtype in ("float", "int8") for e in sent)
-    assert sent == [e for u in units for e in examples_of(u, options)]
+    assert [e.id for e in sent] == [e.id for u in units for e in examples_of(u, options)]
     one = plan(RunOptions(op="Slice", opset=13, case_ids=(PASSING,), use_hypothesis=False))
     assert [[e.id for e in u.yaml_examples] for u in one] == [[PASSING]]
 
@@ -262,8 +262,8 @@ def test_after_a_death_the_dead_workers_unit_is_shared_out_and_every_worker_turn
     # went out again as one part per worker, the living worker finished its own whole, and every
     # unit after them went out in parts.
     assert all(len(ForkingPickler.dumps(u)) > QUIET_UNIT_BYTES for u in units)
-    assert [[(p.yaml_examples, p.part) for p in parts] for parts in shared] == [
-        [(u.yaml_examples, (0, 2)), (u.yaml_examples, (1, 2))] for u in (units[0], units[2])]
+    assert [[(p.packed_cases, p.part) for p in parts] for parts in shared] == [
+        [(u.packed_cases, (0, 2)), (u.packed_cases, (1, 2))] for u in (units[0], units[2])]
     assert all(w.careful for w in pool._workers) and second not in pool._workers
     pool.close(kill=False)
 
@@ -525,7 +525,7 @@ def test_an_interrupted_pool_hands_out_the_units_that_finished_behind_a_running_
     hanging = "Slice-13/start_beyond_dim/float/int64"  # the crashy backend sleeps 600 s on it
     options = RunOptions(op="Slice", opset=13, dtypes=("float",), use_hypothesis=False, case_ids=(hanging, PASSING))
     by_id = {e.id: e for e in select_examples(options)}
-    units = [WorkUnit((by_id[hanging],)), WorkUnit((by_id[PASSING],)), WorkUnit((by_id[PASSING],))]
+    units = [WorkUnit.of_cases((by_id[hanging],)), WorkUnit.of_cases((by_id[PASSING],)), WorkUnit.of_cases((by_id[PASSING],))]
     heard = []
     with pytest.raises(KeyboardInterrupt):
         with WorkerPool(2, options, RunnerSpec(backend="crashy"), False) as pool:
