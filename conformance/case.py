@@ -93,7 +93,9 @@ class Example:
 
     @property
     def dtype(self) -> str:
-        return self.types[self.dtype_param]
+        if self.dtype_param in self.types or not self.version.inputs:
+            return self.types[self.dtype_param]
+        return self.version.input_dtype(0, self.types)  # a version of fixed types only
 
     @cached_property
     def id(self) -> str:
@@ -210,7 +212,9 @@ def binding_label(version: OpVersion, types: dict[str, str], dtype_param: str) -
     """A type binding as ids write it: the dtype, then the other type parameters' dtypes, those
     the version lets vary, by name."""
     extra = [types[p] for p in sorted(types) if p != dtype_param and len(version.allowed(p)) > 1]
-    return "/".join([types[dtype_param], *extra])
+    # A version with fixed types only (NonMaxSuppression's float boxes) is named by its first input's.
+    first = types[dtype_param] if dtype_param in types else version.input_dtype(0, types)
+    return "/".join([first, *extra])
 
 
 def stable_seed(*parts: object) -> int:

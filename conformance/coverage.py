@@ -136,7 +136,7 @@ def _allowed(op: str, since_version: int, param: str) -> tuple[str, ...]:
     """The dtypes the registry's version allows for `param`: those conform draws cases in."""
     for version in registry.versions(op):
         if version.since_version == since_version:
-            return version.constraints.get(dtype_param_in(version, param), ())
+            return version.dtype_axis(dtype_param_in(version, param))
     return ()
 
 

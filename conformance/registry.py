@@ -138,14 +138,26 @@ class OpVersion:
         param = self.output_formal(index).type_param
         return types[param] if param in types else _type_name(param)
 
+    def input_dtype(self, index: int, types: dict[str, str]) -> str:
+        """The dtype of formal input `index` under a type binding: its type parameter's, or its fixed type."""
+        param = self.inputs[index].type_param
+        return types[param] if param in types else _type_name(param)
+
     @property
     def label(self) -> str:
         return f"{self.op}-{self.since_version}"
 
     def allowed(self, type_param: str) -> tuple[str, ...]:
         """The tensor dtype names the schema allows for a type parameter, in the schema's order
-        (the other types it allows are in `left_out`)."""
-        return self.constraints[type_param]
+        (the other types it allows are in `left_out`); none for a fixed type (`tensor(float)`)."""
+        return self.constraints.get(type_param, ())
+
+    def dtype_axis(self, type_param: str) -> tuple[str, ...]:
+        """The dtypes an op's dtype axis takes in this version: `type_param`'s, or in a version of
+        fixed types only (NonMaxSuppression's) its first input's one type."""
+        if not self.constraints and self.inputs:
+            return (self.input_dtype(0, {}),)
+        return self.allowed(type_param)
 
     def type_bindings(self) -> list[dict[str, str]]:
         """Every combination of one tensor dtype per type parameter, in the schema's order;

@@ -50,6 +50,9 @@ CHECKER_CONTRADICTS_TEXT = {("Squeeze", 1): "axes-unsorted",
                             # Pad-18 on: shape inference reads a constant `axes` as int64 only ("ParseData
                             # type mismatch for tensor: axes. Expected:int64 Actual:int32"); Tind allows int32.
                             **{("Pad", v): ("axes-int32", ("initializer", "constant")) for v in (18, 19, 21, 23, 24, 25)},
+                            # Resize's inference counts a `sizes` graph input of symbolic length as 0 elements
+                            # ("Number of elements of input 'sizes' (0) must be same as rank of input 'X'").
+                            **{("Resize", v): ("sizes-given", ("input",)) for v in (11, 13, 18, 19)},
                             # OneHot's inference refuses 0-d indices ("Indices tensor must have rank >= 1"); the
                             # text's output is of rank(indices) + 1, a vector for them.
                             **{("OneHot", v): "rank-0-indices" for v in (9, 11, 28)},

@@ -117,7 +117,9 @@ def _caller_node(example: Example) -> tuple[bytes, tuple[bytes, ...]]:
     names = example.node_inputs
     node = helper.make_node(example.op, list(names), list(example.node_outputs),
                             **_caller_attributes(example, with_defaults=False))
-    types = tuple(helper.make_tensor_type_proto(from_numpy(example.inputs[n].dtype).elem_type, None).SerializeToString()
+    # With shapes: some builders need a dim to build any body (CausalConvWithState's channels).
+    types = tuple(helper.make_tensor_type_proto(from_numpy(example.inputs[n].dtype).elem_type,
+                                                example.inputs[n].shape).SerializeToString()
                   for n in names if n)
     return node.SerializeToString(), types
 
@@ -204,10 +206,13 @@ def evaluate(body, example: Example, loose: bool = False) -> tuple[Value, ...]:
         for name, value in zip(node.output, results):
             if name:
                 env[name] = value
-    missing = [name for name in body.output if env.get(name) is None]
+    # Only the outputs the caller asks for: a body may leave the others undefined (Attention's
+    # present_key without a past_key).
+    asked = [body.output[p] if p < len(body.output) else "" for p in example.output_positions]
+    missing = [name or "(none)" for name in asked if env.get(name) is None]
     if missing:
         raise BodyUnavailable(f"the body leaves {missing} undefined")
-    return tuple(env[name] for name in body.output)
+    return tuple(env[name] for name in asked)
 
 
 def _node(node, env: dict[str, Value], opset: int, caller: dict, example: Example, loose: bool) -> tuple[Value, ...]:
@@ -219,7 +224,8 @@ def _node(node, env: dict[str, Value], opset: int, caller: dict, example: Exampl
         raise BodyUnavailable(f"{node.op_type} reads a value the body does not define")
     if node.op_type == "Identity":
         return (inputs[0],)
-    return _apply(node.op_type, opset, inputs, attributes, example, loose)
+    # The outputs the node asks for: a variadic one's count (Split's) is the node's, not one.
+    return _apply(node.op_type, opset, inputs, attributes, example, loose, tuple(bool(name) for name in node.output))
 
 
 def _node_attributes(node, caller: dict) -> dict:
@@ -255,7 +261,7 @@ def _constant(attributes: dict) -> np.ndarray:
 
 
 def _apply(op: str, opset: int, inputs: list[Value | None], attributes: dict, example: Example,
-           loose: bool) -> tuple[Value, ...]:
+           loose: bool, outputs: tuple[bool, ...] = ()) -> tuple[Value, ...]:
     """One node: its nominal result, and the interval of every result its reference allows over
     the corners of its inputs' intervals."""
     from ..errors import UsageError
@@ -267,15 +273,16 @@ def _apply(op: str, opset: int, inputs: list[Value | None], attributes: dict, ex
         version = version_in_force(op, opset)
     except UsageError as error:
         raise BodyUnavailable(f"{op}-{opset} inside the body is not covered: {error}") from None
-    nominal = _outcomes(reference, version, [v.nominal if v else None for v in inputs], attributes, example)
+    nominal = _outcomes(reference, version, [v.nominal if v else None for v in inputs], attributes, example, outputs)
     if all(v is None or v.is_exact for v in inputs) and _is_exact(nominal):
         return tuple(Value.exact(array) for array in nominal.readings[0].outputs)
-    corners = [_outcomes(reference, version, arrays, attributes, example) for arrays in _corners(op, inputs)]
+    corners = [_outcomes(reference, version, arrays, attributes, example, outputs) for arrays in _corners(op, inputs)]
     return tuple(_joined(index, nominal, corners, loose) for index in range(len(nominal.readings[0].outputs)))
 
 
-def _outcomes(reference, version, arrays: list[np.ndarray | None], attributes: dict, example: Example) -> Expected:
-    inner = _inner_example(version, arrays, attributes, example)
+def _outcomes(reference, version, arrays: list[np.ndarray | None], attributes: dict, example: Example,
+              outputs: tuple[bool, ...] = ()) -> Expected:
+    inner = _inner_example(version, arrays, attributes, example, outputs)
     found = reference.expected(inner)  # an op inside a body may itself be met by its own body
     if not found.is_valid:
         raise BodyUnavailable(f"{version.label} inside the body finds its input invalid: {found.invalid.rule}",
@@ -285,7 +292,8 @@ def _outcomes(reference, version, arrays: list[np.ndarray | None], attributes: d
     return found
 
 
-def _inner_example(version, arrays: list[np.ndarray | None], attributes: dict, example: Example) -> Example:
+def _inner_example(version, arrays: list[np.ndarray | None], attributes: dict, example: Example,
+                   outputs: tuple[bool, ...] = ()) -> Example:
     from ..case import dtype_param_in
 
     names = version.positional_names(len(arrays))
@@ -300,7 +308,7 @@ def _inner_example(version, arrays: list[np.ndarray | None], attributes: dict, e
             types[param] = _unbound_type(version, param, attributes, allowed, inputs)
     dtype_param = dtype_param_in(version, version.inputs[0].type_param if version.inputs else "T")
     return Example(version=version, name=f"{example.name} (function body)", types=types, inputs=inputs,
-                   attributes=dict(attributes), source=example.source, dtype_param=dtype_param)
+                   attributes=dict(attributes), source=example.source, dtype_param=dtype_param, outputs=outputs)
 
 
 def _unbound_type(version, param: str, attributes: dict, allowed: tuple[str, ...], given: dict) -> str:
@@ -314,6 +322,8 @@ def _unbound_type(version, param: str, attributes: dict, allowed: tuple[str, ...
         return allowed[0]
     if "to" in attributes and version.outputs and version.outputs[0].type_param == param:
         return from_elem_type(int(attributes["to"])).name
+    if version.op == "ConstantOfShape" and param == "T2" and attributes.get("value") is None:
+        return "float"  # value: "If not specified, it defaults to a tensor of value 0 and datatype float32"
     if not types_node(version, param, given):
         return allowed[0]
     raise BodyUnavailable(f"{version.label}: nothing in the body says which type {param} is (of {list(allowed)})")
