@@ -150,6 +150,14 @@ class OpReference:
         return None
 
 
+def text_attribute(example: Example, name: str, default: str) -> str:
+    """A STRING attribute as text (onnx holds it as bytes), `default` where it is left out."""
+    value = example.attributes.get(name)
+    if value is None:
+        return default
+    return value.decode() if isinstance(value, bytes) else str(value)
+
+
 def asked_for(expected: Expected, example: Example) -> Expected:
     """`expected` with only the outputs the example asks for (see `Example.outputs`): a version's
     semantics answer every formal output, the node has those it names."""

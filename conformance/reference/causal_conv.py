@@ -26,7 +26,7 @@ import numpy as np
 from ..bounds import ElementBound, Tier, accumulators, half_ulp
 from ..case import Example
 from ..precision import spacing
-from .base import Expected, Invalid, OpReference, Reading, VersionSemantics
+from .base import Expected, Invalid, OpReference, Reading, VersionSemantics, text_attribute
 from .matmul import float_answer
 
 INPUT = "input: Input tensor with shape (batch_size, channels, length). Channels-first layout."
@@ -38,10 +38,6 @@ SILU_SLOPE = 1.1  # max |d/dy (y·σ(y))| ≈ 1.0998, at y ≈ 2.4
 SILU_ULPS = 4.0
 REASON = ("the dot product's bound (γ(k + [bias])·(Σ|x·w| + |b|), any order, each accumulator a runtime may use) carried "
           "through SiLU by its largest slope 1.1, SiLU's own 4 ULP in the accumulator and one rounding to the output type")
-
-
-def _text(value) -> str:
-    return value.decode() if isinstance(value, bytes) else str(value)
 
 
 class CausalConvWithState27(VersionSemantics):
@@ -63,7 +59,7 @@ class CausalConvWithState27(VersionSemantics):
             return Invalid("bias-shape", f"{label}: {BIAS}")
         if past is not None and tuple(past.shape) != (batch, channels, k - 1):
             return Invalid("past-state-shape", f"{label}: {PAST}")
-        activation = _text(example.attributes.get("activation", "none"))
+        activation = text_attribute(example, "activation", "none")
         if activation not in ("silu", "swish", "none"):
             return Invalid("activation", f"{label}: {ACTIVATION}")
         return x, w, bias, past, activation
@@ -113,7 +109,7 @@ def silu(y: np.ndarray, bound: ElementBound, out: np.dtype) -> tuple[np.ndarray,
 # --- traits ---
 
 def activation_fused(example: Example) -> bool:
-    return _text(example.attributes.get("activation", "none")) != "none"
+    return text_attribute(example, "activation", "none") != "none"
 
 
 def past_state_given(example: Example) -> bool:

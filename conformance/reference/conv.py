@@ -67,7 +67,7 @@ from ..bounds import Tier, accumulators, exactly_summable, gamma, unit_roundoff
 from ..case import Example
 from ..dtypes import from_numpy
 from . import conversion as cv
-from .base import Expected, Invalid, OpReference, Reading, VersionSemantics, readings
+from .base import Expected, Invalid, OpReference, Reading, VersionSemantics, readings, text_attribute
 from .expected import Bounds
 from .matmul import ACCUMULATION_32, _products_exact, dot_bound, float_answer, integer_readings, integer_sums
 from .q_linear_mat_mul import REQUANTIZE, U32, _exact_array, _multiplier
@@ -287,8 +287,7 @@ def literal_same(example: Example, shape: Geometry) -> Geometry | None:
     split as SAME_UPPER / SAME_LOWER split it); None where it is the ceil(input / stride) padding
     (every stride 1) or SAME is not asked for."""
     windows = shape.windows
-    auto_pad = example.attributes.get("auto_pad", "NOTSET")
-    auto_pad = auto_pad.decode() if isinstance(auto_pad, bytes) else str(auto_pad)
+    auto_pad = _auto_pad(example)
     if not auto_pad.startswith("SAME") or all(s == 1 for s in windows.strides):
         return None
     spatial = tuple(int(d) for d in example.inputs["X"].shape[2:])
@@ -654,8 +653,7 @@ def _attr(example: Example, name: str) -> list[int]:
 
 
 def _auto_pad(example: Example) -> str:
-    value = example.attributes.get("auto_pad", "NOTSET")
-    return value.decode() if isinstance(value, bytes) else str(value)
+    return text_attribute(example, "auto_pad", "NOTSET")
 
 
 def _data(example: Example) -> np.ndarray:

@@ -50,7 +50,7 @@ import numpy as np
 
 from ..bounds import Tier
 from ..case import Example
-from .base import Expected, Invalid, OpReference, VersionSemantics
+from .base import Expected, Invalid, OpReference, VersionSemantics, text_attribute
 from .matmul import float_answer
 from .window import (AUTO_PAD_SENTENCE, AUTO_PADS, DILATIONS_SENTENCE, PADS_SENTENCE, PADS_WITH_AUTO_PAD,
                      STRIDES_SENTENCE, dilated, int_list)
@@ -105,10 +105,6 @@ class Placement:
         index = reach // self.strides[axis]
         lands = (reach % self.strides[axis] == 0) & (index >= 0) & (index < size)
         return np.where(lands, index, -1)
-
-
-def _text(value) -> str:
-    return value.decode() if isinstance(value, bytes) else str(value)
 
 
 def split(total: int, extra_at_end: bool) -> tuple[int, int]:
@@ -197,7 +193,7 @@ class ConvTranspose1(VersionSemantics):
         ambiguous and why a runtime may reject; or the rule broken."""
         label = example.version.label
         rank = len(sizes)
-        auto_pad = _text(example.attributes.get("auto_pad", "NOTSET"))
+        auto_pad = text_attribute(example, "auto_pad", "NOTSET")
         if auto_pad not in AUTO_PADS:
             return Invalid("auto-pad", f"{label}: {AUTO_PAD_SENTENCE}")
         full = request.full(sizes)
@@ -371,11 +367,11 @@ def output_padding_given(example: Example) -> bool:
 
 
 def auto_pad_same(example: Example) -> bool:
-    return _text(example.attributes.get("auto_pad", "NOTSET")) in ("SAME_UPPER", "SAME_LOWER")
+    return text_attribute(example, "auto_pad", "NOTSET") in ("SAME_UPPER", "SAME_LOWER")
 
 
 def auto_pad_valid(example: Example) -> bool:
-    return _text(example.attributes.get("auto_pad", "NOTSET")) == "VALID"
+    return text_attribute(example, "auto_pad", "NOTSET") == "VALID"
 
 
 def grouped(example: Example) -> bool:

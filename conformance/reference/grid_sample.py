@@ -45,7 +45,7 @@ import numpy as np
 from ..bounds import ElementBound, Tier, accumulators, exactly_summable, gamma, half_ulp, unit_roundoff
 from ..case import Example
 from ..dtypes import from_numpy
-from .base import Expected, Invalid, OpReference, Reading, VersionSemantics
+from .base import Expected, Invalid, OpReference, Reading, VersionSemantics, text_attribute
 
 KEYS_A = -0.75
 MODES_16 = {"bilinear": "linear", "nearest": "nearest", "bicubic": "cubic"}
@@ -75,12 +75,6 @@ CAST = ("Y: For integer input types, intermediate values are computed as floatin
         "the end.")
 BOUND_REASON = ("Higham's bound for the weighted sum in any order plus the location's rounding times the weights' "
                 "steepest slope; exact locations, weights and partial sums bitwise (PRECISION.md, 'Ops that accumulate')")
-
-
-def _text(value, default: str) -> str:
-    if value is None:
-        return default
-    return value.decode() if isinstance(value, bytes) else str(value)
 
 
 # --- where a location lies ---
@@ -258,10 +252,10 @@ class GridSample16(VersionSemantics):
         return interpolated(example, image, xs, mode, grid.dtype)
 
     def check(self, example: Example, x: np.ndarray, grid: np.ndarray):
-        mode = _text(example.attributes.get("mode"), next(iter(self.modes)))
+        mode = text_attribute(example, "mode", next(iter(self.modes)))
         if mode not in self.modes:
             return Invalid("mode", self.mode_sentence)
-        padding = _text(example.attributes.get("padding_mode"), "zeros")
+        padding = text_attribute(example, "padding_mode", "zeros")
         if padding not in PADDINGS:
             return Invalid("padding-mode", PADDING)
         if (x.ndim != 4) if not self.any_rank else (x.ndim < 3):
@@ -585,7 +579,7 @@ def _grid_elements(example: Example) -> int:
 # --- traits ---
 
 def _mode(example: Example) -> str:
-    return _text(example.attributes.get("mode"), "bilinear" if example.version.since_version < 20 else "linear")
+    return text_attribute(example, "mode", "bilinear" if example.version.since_version < 20 else "linear")
 
 
 def cubic_mode(example: Example) -> bool:

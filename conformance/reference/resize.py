@@ -45,7 +45,7 @@ import numpy as np
 from ..bounds import ElementBound, Tier, accumulators, exact_sums, exactly_summable, gamma, half_ulp, ksb, statistical_scale
 from ..case import Example
 from ..dtypes import from_numpy
-from .base import Expected, Invalid, OpReference, Reading, VersionSemantics
+from .base import Expected, Invalid, OpReference, Reading, VersionSemantics, text_attribute
 
 U32 = 2.0 ** -24
 INTEGER_CHOICES = 4  # the integers an interpolated integer element may take, at most, before it is left free
@@ -731,16 +731,16 @@ class ResizeBase(VersionSemantics):
 
     def settings(self, example: Example) -> Settings | Invalid:
         attrs = example.attributes
-        mode = _text(attrs.get("mode", "nearest"))
+        mode = text_attribute(example, "mode", "nearest")
         if mode not in self.modes:
             return Invalid("unknown-mode", f"mode: {' '.join(self.modes)} (not {mode!r})")
-        ctm = _text(attrs.get("coordinate_transformation_mode", "half_pixel"))
+        ctm = text_attribute(example, "coordinate_transformation_mode", "half_pixel")
         if ctm not in self.ctms:
             return Invalid("unknown-coordinate-mode", f"coordinate_transformation_mode: one of {', '.join(self.ctms)} (not {ctm!r})")
-        nearest = _text(attrs.get("nearest_mode", "round_prefer_floor"))
+        nearest = text_attribute(example, "nearest_mode", "round_prefer_floor")
         if nearest not in NEAREST_MODES:
             return Invalid("unknown-nearest-mode", f"nearest_mode: Four modes: {', '.join(NEAREST_MODES)} (not {nearest!r})")
-        policy = _text(attrs.get("keep_aspect_ratio_policy", "stretch"))
+        policy = text_attribute(example, "keep_aspect_ratio_policy", "stretch")
         if policy not in POLICIES:
             return Invalid("unknown-policy", f"keep_aspect_ratio_policy: stretch, not_larger or not_smaller (not {policy!r})")
         return Settings(mode, ctm, (nearest,), f32(attrs.get("cubic_coeff_a", -0.75)),
@@ -797,14 +797,10 @@ class ResizeBase(VersionSemantics):
             return Invalid("sizes-length", SIZES_COUNT_18 if self.has_axes else SIZES_COUNT)
         if any(s < 0 for s in sizes):
             return Invalid("negative-size", NEGATIVE_SIZE)
-        policy = _text(example.attributes.get("keep_aspect_ratio_policy", "stretch")) if self.has_axes else "stretch"
+        policy = text_attribute(example, "keep_aspect_ratio_policy", "stretch") if self.has_axes else "stretch"
         if policy != "stretch" and any(x.shape[d] == 0 for d in axes):
             policy = "stretch"
         return size_plans(x, axes, sizes, rois, policy)
-
-
-def _text(value) -> str:
-    return value.decode() if isinstance(value, bytes) else str(value)
 
 
 class Resize10(ResizeBase):
@@ -816,7 +812,7 @@ class Resize10(ResizeBase):
     optional_scales = False
 
     def settings(self, example: Example) -> Settings | Invalid:
-        mode = _text(example.attributes.get("mode", "nearest"))
+        mode = text_attribute(example, "mode", "nearest")
         if mode not in self.modes:
             return Invalid("unknown-mode", f"mode: Two interpolation modes: nearest (default), and linear (not {mode!r})")
         return Settings(mode, "asymmetric", ("floor", "round_prefer_floor", "simple"))
@@ -869,7 +865,7 @@ class UpsampleBase(ResizeBase):
     modes = ("nearest", "linear")
 
     def settings(self, example: Example) -> Settings | Invalid:
-        mode = _text(example.attributes.get("mode", "nearest"))
+        mode = text_attribute(example, "mode", "nearest")
         if mode not in self.modes:
             return Invalid("unknown-mode", f"mode: Two interpolation modes: {', '.join(self.modes)} (not {mode!r})")
         return Settings("linear" if mode == "bilinear" else mode, "asymmetric", ("floor", "round_prefer_floor"))
@@ -929,7 +925,7 @@ def _is_resize(example: Example) -> bool:
 
 
 def _attr(example: Example, name: str, default):
-    return _text(example.attributes.get(name, default)) if isinstance(default, str) else example.attributes.get(name, default)
+    return text_attribute(example, name, default) if isinstance(default, str) else example.attributes.get(name, default)
 
 
 def nearest_tie(example: Example) -> bool:

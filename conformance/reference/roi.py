@@ -31,7 +31,7 @@ import numpy as np
 
 from ..bounds import ElementBound, Tier, accumulators, exactly_summable, gamma, half_ulp, unit_roundoff
 from ..case import Example
-from .base import Expected, Invalid, OpReference, Reading, VersionSemantics
+from .base import Expected, Invalid, OpReference, Reading, VersionSemantics, text_attribute
 
 MODE = "mode: The pooling method. Two modes are supported: 'avg' and 'max'. Default is 'avg'."
 TRANSFORM = "coordinate_transformation_mode: Allowed values are 'half_pixel' and 'output_half_pixel'."
@@ -45,12 +45,6 @@ POOLED = "pooled_shape: ROI pool output shape (height, width)."
 MRP_ROIS = "rois: Should be a 2-D tensor of shape (num_rois, 5) given as [[batch_id, x1, y1, x2, y2], ...]."
 REASON = ("Higham's bound for the bins' weighted sums in any order, and the samples' locations' rounding times "
           "the image's largest value; exact RoIs, weights and sums bitwise (PRECISION.md, 'Ops that accumulate')")
-
-
-def _text(value, default: str) -> str:
-    if value is None:
-        return default
-    return value.decode() if isinstance(value, bytes) else str(value)
 
 
 class RoiAlign10(VersionSemantics):
@@ -78,12 +72,12 @@ class RoiAlign10(VersionSemantics):
         return Expected(readings=(Reading((rounded,), precise=(y,)),), budgets=(bound,))
 
     def check(self, example: Example, x, rois, indices):
-        mode = _text(example.attributes.get("mode"), "avg")
+        mode = text_attribute(example, "mode", "avg")
         if mode not in ("avg", "max"):
             return Invalid("mode", MODE)
         half_pixel = False
         if self.has_transform:
-            transform = _text(example.attributes.get("coordinate_transformation_mode"), "half_pixel")
+            transform = text_attribute(example, "coordinate_transformation_mode", "half_pixel")
             if transform not in ("half_pixel", "output_half_pixel"):
                 return Invalid("coordinate-transformation-mode", TRANSFORM)
             half_pixel = transform == "half_pixel"
@@ -272,7 +266,7 @@ def max_roi_pool(x: np.ndarray, rois: np.ndarray, pooled: list[int], scale: floa
 # --- traits ---
 
 def max_mode(example: Example) -> bool:
-    return _text(example.attributes.get("mode"), "avg") == "max"
+    return text_attribute(example, "mode", "avg") == "max"
 
 
 def roi_outside_map(example: Example) -> bool:

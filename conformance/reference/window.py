@@ -34,7 +34,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..case import Example
-from .base import Invalid
+from .base import Invalid, text_attribute
 
 AUTO_PADS = ("NOTSET", "SAME_UPPER", "SAME_LOWER", "VALID")
 STRIDES_SENTENCE = "strides: Stride along each spatial axis. If not present, the stride defaults to 1 along each spatial axis."
@@ -115,8 +115,7 @@ def windows_of(example: Example, spatial: tuple[int, ...], kernel: tuple[int, ..
     dilations = int_list(example, "dilations", rank, 1)
     if dilations is None or min(dilations, default=1) < 1:
         return Invalid("dilations", DILATIONS_SENTENCE + f" (one dilation of at least 1 per spatial axis: {rank})")
-    auto_pad = example.attributes.get("auto_pad", "NOTSET")
-    auto_pad = auto_pad.decode() if isinstance(auto_pad, bytes) else str(auto_pad)
+    auto_pad = text_attribute(example, "auto_pad", "NOTSET")
     if auto_pad not in AUTO_PADS:
         return Invalid("auto-pad", AUTO_PAD_SENTENCE)
     if auto_pad != "NOTSET":
