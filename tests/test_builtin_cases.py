@@ -62,6 +62,9 @@ CHECKER_CONTRADICTS_TEXT = {("Squeeze", 1): "axes-unsorted",
                             **{("Constant", v): "sparse-dims-not-positive" for v in (11, 12, 13, 19, 21, 23, 24, 25)},
                             # RMSNormalization-23: Y is of type V, but onnx's inference gives it X's type (T).
                             ("RMSNormalization", 23): "mixed-types",
+                            # LinearAttention-27: without past_state, onnx's inference gives present_state
+                            # query's type (T) where the schema gives S.
+                            ("LinearAttention", 27): "state-type-from-query",
                             # MeanVarianceNormalization: inference through the body, ill-typed for non-float X;
                             # version 13's opset-18 body reads Constant<value_ints = @axes> with no default.
                             **{("MeanVarianceNormalization", v): "checker-refuses" for v in (9, 13)}}

@@ -75,6 +75,20 @@ DISAGREEMENTS.update({
 })
 
 
+# Pooling: ONNX's stored output rounded to 4 decimals; ceil_mode's overhang, one of two readings;
+# MaxUnpool's output_shape read as padding the default-size output, one of two readings.
+DISAGREEMENTS.update({
+    "test_averagepool_2d_ceil_last_window_starts_on_pad": (FAIL, "ONNX stored its output rounded to 4 decimals (0.1511 "
+        "for 1.3595/9 = 0.151056, 0.2841 for 0.284044, 0.3572 for 0.357222): hundreds of times the average's bound"),
+    "test_averagepool_3d_dilations_large_count_include_pad_is_1_ceil_mode_is_True": (AMBIGUOUS, "ceil_mode with "
+        "count_include_pad: ONNX counts the elements inside the padded input for a window past the right pad, one of "
+        "the two readings (the other: the whole kernel)"),
+    "test_maxunpool_export_with_output_shape": (AMBIGUOUS, "output_shape 'will cause pads values to be auto generated': "
+        "ONNX indexes the default-size output and pads it at the end; the text's flat indices may also index the output "
+        "of output_shape (onnxruntime's reading)"),
+})
+
+
 @cache
 def exported(folder: Path) -> dict[str, list[Path]]:
     by_op: dict[str, list[Path]] = {}

@@ -1,4 +1,4 @@
-"""Attention (versions 23, 24, 25) and LinearAttention (27), from the schema text in onnx.defs.
+"""Attention (versions 23, 24, 25), from the schema text in onnx.defs (LinearAttention-27: linear_attention.py).
 Each version also has a context-dependent function body, which conform evaluates itself where the
 prose's reading is missed, as far as it covers the ops inside it (reference/function_body.py).
 
@@ -45,12 +45,6 @@ precision u_s (softmax_precision, else the accumulator):
 So |Ŷ − Y| ≤ Σ_j p_j|v_j|·((1+ε_j)(1+u_c)(1+γ(n)) − 1) + n·tiny·max|v| + ½ ULP(Y). The scores
 output (modes 0-2) gets δ_j + ½ ULP, the softmax output (mode 3) p_j·ε_j + ½ ULP. present_key and
 present_value are concatenations: exact.
-
-LinearAttention (27): the recurrence of its doc, run token by token in float64 ("Equivalent to
-running the recurrent update sequentially for each token"): S_t = g·S_{t−1} + β·k_t ⊗ (v_t − g·S_{t−1}ᵀk_t)
-by the update rule (g = exp(decay) for the gated rules, β = 1 without delta), o_t = scale·q_tᵀS_t,
-GQA as for Attention. Its bound carries, per state element, an absolute error through the steps
-(each product, sum and exp rounded in the accumulator); see `_linear_bound`.
 """
 
 from __future__ import annotations

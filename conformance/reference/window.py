@@ -128,6 +128,39 @@ def windows_of(example: Example, spatial: tuple[int, ...], kernel: tuple[int, ..
     return _explicit(spatial, kernel, strides, dilations, pads[:rank], pads[rank:], ceil_mode)
 
 
+EMPTY_OUTPUT = ("output_spatial_shape[i] = floor((input_spatial_shape[i] + pad_shape[i] - ((kernel_spatial_shape[i] - 1) * "
+                "dilations[i] + 1)) / strides_spatial_shape[i] + 1) is 0 on an axis: an empty output, though a kernel that "
+                "never fits the input may also be read as an error")
+
+
+def empty_output_spatial(example: Example, spatial: tuple[int, ...], kernel: tuple[int, ...]) -> tuple[int, ...] | None:
+    """Where `windows_of` finds no window (no-window), the pools' own formula, floor((input + pads
+    - dilated kernel) / stride + 1) (VALID's ceil((input - dilated kernel + 1) / stride) is the same
+    number), on each axis, when it is 0 on some axis and negative on none: an empty output, not an
+    error (`EMPTY_OUTPUT`, which a runtime may also reject); None otherwise."""
+    rank = len(spatial)
+    strides = int_list(example, "strides", rank, 1)
+    dilations = int_list(example, "dilations", rank, 1)
+    auto_pad = text_attribute(example, "auto_pad", "NOTSET")
+    pads = (0,) * (2 * rank) if auto_pad == "VALID" else int_list(example, "pads", 2 * rank, 0)
+    if strides is None or dilations is None or pads is None or auto_pad not in ("NOTSET", "VALID"):
+        return None
+    if min(strides, default=1) < 1 or min(dilations, default=1) < 1 or min(pads, default=0) < 0:
+        return None  # windows_of's other rules
+    counts = tuple((n + pads[a] + pads[a + rank] - dilated(k, d)) // s + 1
+                   for a, (n, k, s, d) in enumerate(zip(spatial, kernel, strides, dilations)))
+    return counts if min(counts) >= 0 and 0 in counts else None
+
+
+def zero_windows(example: Example) -> bool:
+    """The pools' trait `empty-output`: the text's formula counts 0 windows on an axis (`empty_output_spatial`), where a
+    runtime dividing with C++'s truncation toward zero counts 1."""
+    x, kernel = example.inputs.get("X"), example.attributes.get("kernel_shape")
+    if x is None or kernel is None or x.ndim != len(np.ravel(kernel)) + 2:
+        return False
+    return empty_output_spatial(example, tuple(int(d) for d in x.shape[2:]), tuple(int(k) for k in np.ravel(kernel))) is not None
+
+
 def dilated(kernel: int, dilation: int) -> int:
     """How many input elements one window spans."""
     return (kernel - 1) * dilation + 1
