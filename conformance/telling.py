@@ -19,6 +19,10 @@ TELLING_LINE_LIMIT = 500
 # A line that only says where a message was raised from, as OpenVINO heads each layer of its
 # messages ("Exception from src/inference/src/cpp/core.cpp:105:"): the reason is further down.
 _WHERE_ONLY = re.compile(r"^(Exception from|Check '.*' failed at) \S+:\d+:?$")
+# Lines that only introduce the next one, as OpenVINO's frontend nests the reason a model was not
+# converted ("Failed operations detailed log:", "-- Col2Im-18 with a message:", "While validating
+# ONNX node '<Node(Col2Im): output>':"): the reason is the first line after them.
+_INTRODUCING_ONLY = re.compile(r"(Failed operations detailed log:|^-- .* with a message:|^While validating .*:)$")
 
 
 def telling_line(text: str) -> str:
@@ -57,7 +61,9 @@ def _introduced(text: str, lines: list[str], index: int) -> str:
             chain.append(line)
         if chain:
             return chain[-1]
-    return lines[index + 1]
+    following = lines[index + 1:]
+    return next((line for line in following if not (_WHERE_ONLY.match(line) or _INTRODUCING_ONLY.search(line))),
+                following[0])
 
 
 _CAUSE = re.compile(r"^\d+: ")

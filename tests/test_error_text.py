@@ -20,6 +20,14 @@ CPP_TERMINATE = ("warning: something else first\nterminate called after throwing
 OPENVINO = ("Exception from src/inference/src/cpp/core.cpp:105:\nException from src/inference/src/model_reader.cpp:158:\n"
             "Check 'axes_are_known' failed at src/core/shape_inference/include/slice_shape_inference.hpp:111: "
             "StridedSlice is typable only if axis is a const\n")
+# OpenVINO's frontend nests the reason a model was not converted under lines that only introduce it.
+OPENVINO_NOT_CONVERTED = (
+    "Exception from src/inference/src/cpp/core.cpp:105:\nCheck 'false' failed at "
+    "src/frontends/common_translators/src/unconverted_ops_report.cpp:151:\nFrontEnd API failed with OpConversionFailure:\n"
+    "Model wasn't fully converted. Failed operations detailed log:\n-- Col2Im-18 with a message:\n"
+    "Check '(dilations.size() == spatial_rank)' failed at src/frontends/onnx/frontend/src/op/col2im.cpp:37:\n"
+    "While validating ONNX node '<Node(Col2Im): output>':\nCol2Im 'dilations' attribute must have size [2]. Got: 3\n\n"
+    "Summary:\n-- Conversion is failed for: Col2Im-18\n")
 ANYHOW_CHAIN = ("Failed analyse for node #1 \"n\" Slice\n\nCaused by:\n    0: Infering facts\n"
                 "    1: Unsupported datum type: I4\n")
 
@@ -30,6 +38,8 @@ ANYHOW_CHAIN = ("Failed analyse for node #1 \"n\" Slice\n\nCaused by:\n    0: In
     (CPP_TERMINATE, "terminate called after throwing an instance of 'std::bad_alloc'"),
     (OPENVINO, "Check 'axes_are_known' failed at src/core/shape_inference/include/slice_shape_inference.hpp:111: "
                "StridedSlice is typable only if axis is a const"),
+    (OPENVINO_NOT_CONVERTED, "FrontEnd API failed with OpConversionFailure: Col2Im 'dilations' attribute must have "
+                             "size [2]. Got: 3"),
     (ANYHOW_CHAIN, "Caused by: 1: Unsupported datum type: I4"),
     ("Unsupported data type COMPLEX64", "Unsupported data type COMPLEX64"),
     ("\n\n  starts must be 1-D\nmore about it\n", "starts must be 1-D"),

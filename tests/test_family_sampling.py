@@ -155,3 +155,15 @@ def test_nms_is_registered_with_a_strategy_and_its_row_order_is_free():
     # Rows in another order match once sorted: the order is a reading the text leaves open.
     assert outcome(found, np.array([[0, 0, 1], [0, 0, 0]], np.int64)) in (PASS, AMBIGUOUS)
     assert outcome(found, np.array([[0, 0, 1]], np.int64)) == FAIL
+
+
+def test_nearest_within_the_grids_rounding_of_a_tie_takes_either_neighbour():
+    # align_corners=1, H=4: y = (g + 1) / 2 * 3 is 2.50000003 exactly for the float32 g = 0.6666667, but
+    # 2.5, a tie to even row 2, in float32 arithmetic (OpenVINO); the exact value rounds to row 3.
+    x = np.array([[[[6.0], [6.0], [-2.0], [1.0]]]])
+    grid = np.array([[[[-2.0, 0.6666667]]]], dtype=np.float32)
+    found = example("GridSample", 22, {"X": x, "grid": grid}, {"T1": "double", "T2": "float"}, mode="nearest",
+                    padding_mode="zeros", align_corners=1)
+    assert outcome(found, np.array([[[[1.0]]]])) in (PASS, AMBIGUOUS)
+    assert outcome(found, np.array([[[[-2.0]]]])) in (PASS, AMBIGUOUS)
+    assert outcome(found, np.array([[[[6.0]]]])) == FAIL

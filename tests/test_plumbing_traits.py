@@ -131,6 +131,9 @@ def test_subnormal():
 def test_nan_input_and_string_input():
     assert holds("nan-input", add("float", [np.nan], [1.0], np.float32))
     assert not holds("nan-input", add("float", [np.inf], [1.0], np.float32))
+    assert holds("infinite-input", add("float", [1.0], [-np.inf], np.float32))
+    assert not holds("infinite-input", add("float", [np.nan], [1.0], np.float32))
+    assert not holds("infinite-input", add("int32", [2**31 - 1], [1], np.int32))
     strings = example("Slice", 13, {"T": "string", "Tind": "int64"}, data=np.array(["a", "b"], dtype=object),
                       starts=np.array([0], np.int64), ends=np.array([1], np.int64))
     assert holds("string-input", strings)

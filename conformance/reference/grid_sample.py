@@ -268,20 +268,23 @@ class GridSample16(VersionSemantics):
     def nearest(self, example: Example, image: Image, xs: list[np.ndarray], grid_dtype: np.dtype) -> Expected:
         """The value at the rounded location; near a tie (or at one, where the version leaves ties
         open, or the orders differ) any of the candidates' values."""
-        variants = {}
-        for order in ("location", "tap"):
-            for how in ("even", "up", "down"):
-                located = locations(image, xs, False, "nearest", order, how)
-                values, _ = weighted(image, located, "nearest")
-                variants[(order, how)] = values[..., 0]
-        main = variants[("location", "even")]
         errors = [location_error(x, length, grid_dtype, image.padding) for x, length in zip(xs, image.spatial)]
         near = np.zeros(xs[0].shape, dtype=bool)
         at = np.zeros(xs[0].shape, dtype=bool)
+        tied = []  # each location moved onto the tie it lies within its rounding error of
         for x, error in zip(xs, errors):
             distance = np.abs(x - np.floor(x) - 0.5)
-            near |= (distance <= error) & (error > 0)
+            close = (distance <= error) & (error > 0)
+            near |= close
             at |= distance == 0
+            tied.append(np.where(close, np.floor(x) + 0.5, x))
+        main = weighted(image, locations(image, xs, False, "nearest", "location", "even"), "nearest")[0][..., 0]
+        variants = {}
+        for order in ("location", "tap"):
+            for how in ("even", "up", "down"):
+                located = locations(image, tied, False, "nearest", order, how)
+                values, _ = weighted(image, located, "nearest")
+                variants[(order, how)] = values[..., 0]
         near, at = np.expand_dims(near, 1), np.expand_dims(at, 1)
         layers = []
         for (order, how), values in variants.items():

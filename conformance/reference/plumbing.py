@@ -54,6 +54,19 @@ def nan_input(example: Example) -> bool:
     return any(value is not None and holds_nan(value) for value in example.inputs.values())
 
 
+def infinite_input(example: Example) -> bool:
+    """Any input holding +-inf: the text's sums and products carry an infinity where a runtime
+    multiplying it by a weight of 0, or subtracting it from itself, makes NaN."""
+    return any(value is not None and _float_infinity(value) for value in example.inputs.values())
+
+
+def _float_infinity(value: np.ndarray) -> bool:
+    try:
+        return _holds_infinity(value)
+    except TypeError:  # strings and other values that hold no infinity
+        return False
+
+
 def int64_beyond_int32(example: Example) -> bool:
     """An int64 value outside int32's range in an input, an integer attribute, or the text's
     output: what a runtime computing int64 in 32 bits changes."""
@@ -268,6 +281,7 @@ def _not_float32(array: np.ndarray) -> bool:
 # Every op has these (OpReference merges them under its own traits).
 TRAITS: dict[str, Callable[[Example], bool]] = {
     "nan-input": nan_input,
+    "infinite-input": infinite_input,
     "int64-beyond-int32": int64_beyond_int32,
     "unsigned-beyond-int32": unsigned_beyond_int32,
     "empty-unsigned-wide": empty_unsigned_wide,

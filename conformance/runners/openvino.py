@@ -79,6 +79,14 @@ UNSUPPORTED = (
     # a graph input ("While validating ONNX node '<Node(TopK)...': to_shape was called on a dynamic
     # shape"); as an initializer or a Constant node's output, or with static dims, it converts.
     r"to_shape was called on a dynamic shape",
+    # The same for other nodes' converters and CPU kernels: a dim they need to know when the model
+    # is compiled, given symbolic (RotaryEmbedding's cos_cache "must have static rank >= 2 and a static
+    # last dimension", AffineGrid's size "Cannot get length of dynamic dimension", RoiAlign's rois
+    # "has invalid shape on 1st input: [18446744073709551615,18446744073709551615]", the dynamic dim
+    # printed as an unsigned -1, as MaxRoiPool's and NonMaxSuppression's kernels print it too).
+    r"must have static rank",
+    r"Cannot get length of dynamic dimension",
+    r"(shape on \d\w* input|dimension size): \[?18446744073709551615",
 )
 # Where it says the input is invalid: shapes that do not broadcast, an axis out of range, a zero
 # step, starts/ends/axes of different lengths. (Its frontend's and shape inference's other checks,
@@ -139,7 +147,7 @@ class OpenVinoRunner:
         if refusal is not None:
             return refusal
         try:
-            feeds = {name: self._tensor(array) for name, array in built.feeds.items()}
+            feeds = {name: self._tensor(array) for name, array in built.feeds.items() if name in compiled.inputs}
             if any(array.dtype.kind == "O" for array in built.feeds.values()) and compiled not in self._fed_strings:
                 self._fed_strings.append(compiled)
             request = compiled.model.create_infer_request()
@@ -179,11 +187,15 @@ class OpenVinoRunner:
 
 
 class _Compiled:
-    """A compiled model and its output count."""
+    """A compiled model, its output count and its inputs' names. Its frontend leaves out an input
+    the node does not read (Resize's roi unless coordinate_transformation_mode is
+    tf_crop_and_resize, as the text says it "only takes effect" then), and asking for it fails
+    ("Port for tensor name roi was not found"): such an input is not fed."""
 
     def __init__(self, compiled) -> None:
         self.model = compiled
         self.outputs = len(compiled.outputs)
+        self.inputs = {name for port in compiled.inputs for name in port.get_names()}
 
 
 def _classified(error: Exception) -> RunOutput:
