@@ -77,14 +77,14 @@ def test_every_rule_the_reference_gives_is_one_an_expectation_can_name(op):
     # `rule:` entries are checked against the op's declared rules: a rule the reference gives but
     # does not declare could never be named, and its lenient cases never listed.
     reference = for_op(op)
-    examples = select_examples(RunOptions(op=op, examples=_examples_within(op, 40)))
+    examples = select_examples(RunOptions(op=op, examples=_examples_within(op, 20)))
     given = {expected.invalid.rule for expected in map(reference.expected, examples) if not expected.is_valid}
     assert given and given <= set(reference.all_rules), given - set(reference.all_rules)
     written = {e.expect_error for e in examples if e.expect_error is not None}  # what the built-in case files state
     assert written <= set(reference.all_rules), written - set(reference.all_rules)
 
 
-def _examples_within(op: str, most: int, drawn: int = 4000) -> int:
+def _examples_within(op: str, most: int, drawn: int = 2000) -> int:
     """Examples per type binding for a per-op test: `most`, or fewer for an op of hundreds of
     bindings (Cast's every (from, to) pair: 40 a binding took 75 s), so that about `drawn`
     examples are drawn in all; at least 1, beside every case file's cases."""
