@@ -22,7 +22,8 @@ _WHERE_ONLY = re.compile(r"^(Exception from|Check '.*' failed at) \S+:\d+:?$")
 # Lines that only introduce the next one, as OpenVINO's frontend nests the reason a model was not
 # converted ("Failed operations detailed log:", "-- Col2Im-18 with a message:", "While validating
 # ONNX node '<Node(Col2Im): output>':"): the reason is the first line after them.
-_INTRODUCING_ONLY = re.compile(r"(Failed operations detailed log:|^-- .* with a message:|^While validating .*:)$")
+_INTRODUCING_ONLY = re.compile(r"(Failed operations detailed log:|^-- .* with a message:|^While validating .*:"
+                               r"|^FrontEnd API failed with \w+:)$")
 
 
 def telling_line(text: str) -> str:

@@ -40,6 +40,11 @@ ANYHOW_CHAIN = ("Failed analyse for node #1 \"n\" Slice\n\nCaused by:\n    0: In
                "StridedSlice is typable only if axis is a const"),
     (OPENVINO_NOT_CONVERTED, "FrontEnd API failed with OpConversionFailure: Col2Im 'dilations' attribute must have "
                              "size [2]. Got: 3"),
+    ("FrontEnd API failed with OpConversionFailure:\nModel wasn't fully converted. Failed operations detailed log:\n"
+     "-- GlobalLpPool-1 with a message:\nWhile validating ONNX node '<Node(GlobalLpPool): Y>': Check "
+     "'data_shape[0].is_static()' failed at src/frontends/onnx/frontend/src/op/lp_pool.cpp:30:\n"
+     "FrontEnd API failed with GeneralFailure:\nFirst dimension of input data must be static\n",
+     "FrontEnd API failed with OpConversionFailure: First dimension of input data must be static"),
     (ANYHOW_CHAIN, "Caused by: 1: Unsupported datum type: I4"),
     ("Unsupported data type COMPLEX64", "Unsupported data type COMPLEX64"),
     ("\n\n  starts must be 1-D\nmore about it\n", "starts must be 1-D"),

@@ -133,6 +133,8 @@ def test_a_real_refusal_of_each_kind_is_classified_so(openvino, op, opset, case_
      "dimension, got: [?,?]", "unsupported"),
     ("-- AffineGrid-20 with a message:\nWhile validating ONNX node '<Node(AffineGrid): grid>': Exception from "
      "src/core/src/dimension.cpp:208:\nCannot get length of dynamic dimension", "unsupported"),
+    ("-- GlobalLpPool-1 with a message:\nFrontEnd API failed with GeneralFailure:\nFirst dimension of input data must be "
+     "static", "unsupported"),
 ])
 def test_its_refusals_for_what_no_covered_case_provokes_are_sorted_too(message, kind):
     assert VOCABULARY.says(kind, message)
