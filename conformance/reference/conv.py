@@ -67,12 +67,12 @@ from ..bounds import Tier, accumulators, exactly_summable, gamma, unit_roundoff
 from ..case import Example
 from ..dtypes import from_numpy
 from . import conversion as cv
-from .base import Expected, Invalid, OpReference, Reading, VersionSemantics, readings, text_attribute
+from .base import Expected, Invalid, OpReference, Reading, VersionSemantics, readings
 from .expected import Bounds
 from .matmul import ACCUMULATION_32, _products_exact, dot_bound, float_answer, integer_readings, integer_sums
 from .q_linear_mat_mul import REQUANTIZE, U32, _exact_array, _multiplier
 from .q_linear_mat_mul import _reading as requantized_reading
-from .window import Windows, dilated, windows_of
+from .window import Windows, attribute_ints, auto_pad_of, dilated, windows_of
 
 X_SHAPE = ("X: Input data tensor from previous layer; has size (N x C x H x W) ... Otherwise the size is (N x C x D1 x D2 "
            "... x Dn)")
@@ -287,7 +287,7 @@ def literal_same(example: Example, shape: Geometry) -> Geometry | None:
     split as SAME_UPPER / SAME_LOWER split it); None where it is the ceil(input / stride) padding
     (every stride 1) or SAME is not asked for."""
     windows = shape.windows
-    auto_pad = _auto_pad(example)
+    auto_pad = auto_pad_of(example)
     if not auto_pad.startswith("SAME") or all(s == 1 for s in windows.strides):
         return None
     spatial = tuple(int(d) for d in example.inputs["X"].shape[2:])
@@ -647,15 +647,6 @@ class DeformConv22(DeformConv19):
 
 # --- traits: the causes a runtime may deviate by ---
 
-def _attr(example: Example, name: str) -> list[int]:
-    value = example.attributes.get(name)
-    return [] if value is None else [int(v) for v in np.ravel(value)]
-
-
-def _auto_pad(example: Example) -> str:
-    return text_attribute(example, "auto_pad", "NOTSET")
-
-
 def _data(example: Example) -> np.ndarray:
     return example.inputs.get("X", example.inputs.get("x"))
 
@@ -665,11 +656,11 @@ def _weights(example: Example) -> np.ndarray:
 
 
 def same_padding(example: Example) -> bool:
-    return _auto_pad(example) in ("SAME_UPPER", "SAME_LOWER")
+    return auto_pad_of(example) in ("SAME_UPPER", "SAME_LOWER")
 
 
 def same_lower(example: Example) -> bool:
-    return _auto_pad(example) == "SAME_LOWER"
+    return auto_pad_of(example) == "SAME_LOWER"
 
 
 def dilated_same_padding(example: Example) -> bool:
@@ -678,13 +669,13 @@ def dilated_same_padding(example: Example) -> bool:
 
 
 def asymmetric_pads(example: Example) -> bool:
-    pads = _attr(example, "pads")
+    pads = attribute_ints(example, "pads")
     half = len(pads) // 2
     return bool(pads) and pads[:half] != pads[half:]
 
 
 def padded(example: Example) -> bool:
-    return any(_attr(example, "pads")) or _auto_pad(example) in ("SAME_UPPER", "SAME_LOWER")
+    return any(attribute_ints(example, "pads")) or auto_pad_of(example) in ("SAME_UPPER", "SAME_LOWER")
 
 
 def grouped(example: Example) -> bool:
@@ -698,11 +689,11 @@ def depthwise(example: Example) -> bool:
 
 
 def dilated_kernel(example: Example) -> bool:
-    return any(d > 1 for d in _attr(example, "dilations"))
+    return any(d > 1 for d in attribute_ints(example, "dilations"))
 
 
 def strided(example: Example) -> bool:
-    return any(s > 1 for s in _attr(example, "strides"))
+    return any(s > 1 for s in attribute_ints(example, "strides"))
 
 
 def dilated_non_finite(example: Example) -> bool:
@@ -828,7 +819,7 @@ def output_elements(example: Example) -> int:
     if x is None or w is None or x.ndim < 3 or w.ndim != x.ndim:
         return largest
     # each output element reads at least one window position; bound by positions of the padded input
-    pads = _attr(example, "pads")
+    pads = attribute_ints(example, "pads")
     spatial = [d + (pads[a] + pads[a + x.ndim - 2] if len(pads) == 2 * (x.ndim - 2) else 0) + (max(w.shape[2 + a], 1) if same_padding(example) else 0)
                for a, d in enumerate(x.shape[2:])]
     return max(largest, x.shape[0] * w.shape[0] * math.prod(max(s, 1) for s in spatial))

@@ -50,10 +50,10 @@ import numpy as np
 
 from ..bounds import Tier
 from ..case import Example
-from .base import Expected, Invalid, OpReference, VersionSemantics, text_attribute
+from .base import Expected, Invalid, OpReference, VersionSemantics
 from .matmul import float_answer
 from .window import (AUTO_PAD_SENTENCE, AUTO_PADS, DILATIONS_SENTENCE, PADS_SENTENCE, PADS_WITH_AUTO_PAD,
-                     STRIDES_SENTENCE, dilated, int_list)
+                     STRIDES_SENTENCE, auto_pad_of, dilated, int_list)
 
 SHAPE_FORMULA = ("output_shape[i] = stride[i] * (input_size[i] - 1) + output_padding[i] + ((kernel_shape[i] - 1) * "
                  "dilations[i] + 1) - pads[start_i] - pads[end_i]")
@@ -193,7 +193,7 @@ class ConvTranspose1(VersionSemantics):
         ambiguous and why a runtime may reject; or the rule broken."""
         label = example.version.label
         rank = len(sizes)
-        auto_pad = text_attribute(example, "auto_pad", "NOTSET")
+        auto_pad = auto_pad_of(example)
         if auto_pad not in AUTO_PADS:
             return Invalid("auto-pad", f"{label}: {AUTO_PAD_SENTENCE}")
         full = request.full(sizes)
@@ -367,11 +367,11 @@ def output_padding_given(example: Example) -> bool:
 
 
 def auto_pad_same(example: Example) -> bool:
-    return text_attribute(example, "auto_pad", "NOTSET") in ("SAME_UPPER", "SAME_LOWER")
+    return auto_pad_of(example) in ("SAME_UPPER", "SAME_LOWER")
 
 
 def auto_pad_valid(example: Example) -> bool:
-    return text_attribute(example, "auto_pad", "NOTSET") == "VALID"
+    return auto_pad_of(example) == "VALID"
 
 
 def grouped(example: Example) -> bool:

@@ -278,13 +278,15 @@ class GridSample16(VersionSemantics):
             near |= close
             at |= distance == 0
             tied.append(np.where(close, np.floor(x) + 0.5, x))
-        main = weighted(image, locations(image, xs, False, "nearest", "location", "even"), "nearest")[0][..., 0]
         variants = {}
         for order in ("location", "tap"):
             for how in ("even", "up", "down"):
                 located = locations(image, tied, False, "nearest", order, how)
                 values, _ = weighted(image, located, "nearest")
                 variants[(order, how)] = values[..., 0]
+        # the exact locations' pick; where none lies near a tie, `tied` holds them unmoved
+        main = variants[("location", "even")] if not near.any() else \
+            weighted(image, locations(image, xs, False, "nearest", "location", "even"), "nearest")[0][..., 0]
         near, at = np.expand_dims(near, 1), np.expand_dims(at, 1)
         layers = []
         for (order, how), values in variants.items():

@@ -42,8 +42,8 @@ import numpy as np
 
 from ..case import Example
 from ..dtypes import from_numpy
-from .base import Expected, Invalid, OpReference, Reading, VersionSemantics, text_attribute
-from .window import EMPTY_OUTPUT, Windows, dilated, empty_output_spatial, int_list, windows_of, zero_windows
+from .base import Expected, Invalid, OpReference, Reading, VersionSemantics
+from .window import EMPTY_OUTPUT, Windows, attribute_ints, auto_pad_of, dilated, empty_output_spatial, int_list, windows_of, zero_windows
 
 X_SHAPE = ("X: Input data tensor from the previous operator; dimensions for image case are (N x C x H x W) ... For non "
            "image case, the dimensions are in the form of (N x C x D1 x D2 ... Dn) (N, C and at least one spatial axis)")
@@ -255,7 +255,7 @@ class MaxPool1(VersionSemantics):
         and its left padding; None where that is what `windows` holds."""
         output = tuple(-(-(n + b + e - dilated(k, d)) // s) + 1 for n, b, e, k, d, s in
                        zip(spatial, windows.pads_begin, windows.pads_end, windows.kernel, windows.dilations, windows.strides))
-        if text_attribute(example, "auto_pad", "NOTSET") != "NOTSET" or output == windows.output:
+        if auto_pad_of(example) != "NOTSET" or output == windows.output:
             return None
         return replace(windows, output=output)
 
@@ -398,15 +398,15 @@ def nan_in_data(example: Example) -> bool:
 
 
 def dilated_kernel(example: Example) -> bool:
-    return any(int(d) > 1 for d in np.ravel(example.attributes.get("dilations", [])))
+    return any(d > 1 for d in attribute_ints(example, "dilations"))
 
 
 def same_padding(example: Example) -> bool:
-    return text_attribute(example, "auto_pad", "NOTSET") in ("SAME_UPPER", "SAME_LOWER")
+    return auto_pad_of(example) in ("SAME_UPPER", "SAME_LOWER")
 
 
 def same_lower(example: Example) -> bool:
-    return text_attribute(example, "auto_pad", "NOTSET") == "SAME_LOWER"
+    return auto_pad_of(example) == "SAME_LOWER"
 
 
 def spatial_rank_3(example: Example) -> bool:
@@ -415,7 +415,7 @@ def spatial_rank_3(example: Example) -> bool:
 
 
 def strided(example: Example) -> bool:
-    return any(int(s) > 1 for s in np.ravel(example.attributes.get("strides", [])))
+    return any(s > 1 for s in attribute_ints(example, "strides"))
 
 
 def dilated_same_padding(example: Example) -> bool:
@@ -455,7 +455,7 @@ def _pool_elements(example: Example) -> int:
     x = _x(example)
     if x is None or x.ndim < 3:
         return max((v.size for v in example.inputs.values() if v is not None), default=0)
-    pads = [int(p) for p in np.ravel(example.attributes.get("pads", []))]
+    pads = attribute_ints(example, "pads")
     rank = x.ndim - 2
     extra = [pads[a] + pads[a + rank] if len(pads) == 2 * rank else 0 for a in range(rank)]
     return int(x.shape[0] * x.shape[1] * math.prod(d + e + 1 for d, e in zip(x.shape[2:], extra)))

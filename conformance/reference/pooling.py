@@ -69,8 +69,8 @@ from ..bounds import ElementBound, Tier, accumulators, exact_sums, exactly_summa
     least_subnormal, statistical_scale, unit_roundoff
 from ..case import Example
 from ..dtypes import from_numpy
-from .base import Bounds, Expected, Invalid, OpReference, Reading, VersionSemantics, text_attribute
-from .window import EMPTY_OUTPUT, Windows, dilated, empty_output_spatial, windows_of, zero_windows
+from .base import Bounds, Expected, Invalid, OpReference, Reading, VersionSemantics
+from .window import EMPTY_OUTPUT, Windows, attribute_ints, auto_pad_of, dilated, empty_output_spatial, windows_of, zero_windows
 
 X_SHAPE = ("X: Input data tensor from the previous operator; dimensions for image case are (N x C x H x W) ... For non "
            "image case, the dimensions are in the form of (N x C x D1 x D2 ... Dn)")
@@ -146,7 +146,7 @@ def placements(example: Example, x: np.ndarray, states_ignored: bool) -> list[Pl
     base = windows_of(example, spatial, kernel, ceil_mode)
     if isinstance(base, Invalid):
         return replace(base, sentence=_label(example, base.sentence))
-    auto_pad = text_attribute(example, "auto_pad", "NOTSET")
+    auto_pad = auto_pad_of(example)
     found = [Placement(base)]
     if ceil_mode and auto_pad == "NOTSET" and not states_ignored:
         kept = _kept(base, spatial)
@@ -561,15 +561,6 @@ class GlobalLpPool22(GlobalLpPool2):
 
 # --- traits: the causes a runtime may deviate by ---
 
-def _ints(example: Example, name: str) -> list[int]:
-    value = example.attributes.get(name)
-    return [] if value is None else [int(v) for v in np.ravel(value)]
-
-
-def _auto_pad(example: Example) -> str:
-    return text_attribute(example, "auto_pad", "NOTSET")
-
-
 def _x(example: Example) -> np.ndarray | None:
     return example.inputs.get("X")
 
@@ -583,11 +574,11 @@ def count_include_pad(example: Example) -> bool:
 
 
 def padded(example: Example) -> bool:
-    return any(_ints(example, "pads")) or _auto_pad(example).startswith("SAME")
+    return any(attribute_ints(example, "pads")) or auto_pad_of(example).startswith("SAME")
 
 
 def same_padding(example: Example) -> bool:
-    return _auto_pad(example).startswith("SAME")
+    return auto_pad_of(example).startswith("SAME")
 
 
 def dilated_same_padding(example: Example) -> bool:
@@ -598,12 +589,12 @@ def dilated_same_padding(example: Example) -> bool:
 def negative_same_pad(example: Example) -> bool:
     """SAME_UPPER or SAME_LOWER where the text's pad_shape formula, (out − 1)·s + dk − in, is negative (a
     stride longer than the dilated kernel): the windows fit unpadded and the text pads 0."""
-    x, kernel = _x(example), _ints(example, "kernel_shape")
+    x, kernel = _x(example), attribute_ints(example, "kernel_shape")
     if not same_padding(example) or x is None or x.ndim != len(kernel) + 2:
         return False
     rank = len(kernel)
-    strides = _ints(example, "strides") or [1] * rank
-    dilations = _ints(example, "dilations") or [1] * rank
+    strides = attribute_ints(example, "strides") or [1] * rank
+    dilations = attribute_ints(example, "dilations") or [1] * rank
     if len(strides) != rank or len(dilations) != rank:
         return False
     return any((-(-n // s) - 1) * s + dilated(k, d) - n < 0
@@ -613,40 +604,40 @@ def negative_same_pad(example: Example) -> bool:
 def valid_ceil_mode(example: Example) -> bool:
     """VALID with ceil_mode where a ceil shape would add a window: the texts give VALID's shape "when
     ceil_mode is enabled" as ceil((in − dk + 1) / s), the floor shape, which ceil_mode leaves alone."""
-    x, kernel = _x(example), _ints(example, "kernel_shape")
-    if _auto_pad(example) != "VALID" or not ceil_mode(example) or x is None or x.ndim != len(kernel) + 2:
+    x, kernel = _x(example), attribute_ints(example, "kernel_shape")
+    if auto_pad_of(example) != "VALID" or not ceil_mode(example) or x is None or x.ndim != len(kernel) + 2:
         return False
     rank = len(kernel)
-    strides = _ints(example, "strides") or [1] * rank
-    dilations = _ints(example, "dilations") or [1] * rank
+    strides = attribute_ints(example, "strides") or [1] * rank
+    dilations = attribute_ints(example, "dilations") or [1] * rank
     if len(strides) != rank or len(dilations) != rank:
         return False
     return any(s > 0 and (n - dilated(k, d)) % s != 0 for n, s, k, d in zip(x.shape[2:], strides, kernel, dilations))
 
 
 def asymmetric_pads(example: Example) -> bool:
-    pads = _ints(example, "pads")
+    pads = attribute_ints(example, "pads")
     half = len(pads) // 2
     return bool(pads) and pads[:half] != pads[half:]
 
 
 def strided(example: Example) -> bool:
-    return any(s > 1 for s in _ints(example, "strides"))
+    return any(s > 1 for s in attribute_ints(example, "strides"))
 
 
 def dilated_kernel(example: Example) -> bool:
-    return any(d > 1 for d in _ints(example, "dilations"))
+    return any(d > 1 for d in attribute_ints(example, "dilations"))
 
 
 def pads_beyond_kernel(example: Example) -> bool:
     """A pad as long as the kernel or longer (onnxruntime: "Pad should be smaller than kernel")."""
-    pads, kernel = _ints(example, "pads"), _ints(example, "kernel_shape")
+    pads, kernel = attribute_ints(example, "pads"), attribute_ints(example, "kernel_shape")
     rank = len(kernel)
     return len(pads) == 2 * rank and any(pads[a] >= kernel[a] or pads[a + rank] >= kernel[a] for a in range(rank))
 
 
 def kernel_beyond_input(example: Example) -> bool:
-    x, kernel = _x(example), _ints(example, "kernel_shape")
+    x, kernel = _x(example), attribute_ints(example, "kernel_shape")
     return x is not None and x.ndim == len(kernel) + 2 and any(k > d for k, d in zip(kernel, x.shape[2:]))
 
 
@@ -721,9 +712,9 @@ def output_elements(example: Example) -> int:
     if x is None or x.ndim < 3:
         return 0 if x is None else x.size
     rank = x.ndim - 2
-    pads = _ints(example, "pads")
+    pads = attribute_ints(example, "pads")
     pads = pads if len(pads) == 2 * rank else [0] * (2 * rank)
-    kernel = _ints(example, "kernel_shape")
+    kernel = attribute_ints(example, "kernel_shape")
     extra = kernel if len(kernel) == rank and same_padding(example) else [0] * rank
     return max(x.size, x.shape[0] * x.shape[1] * math.prod(
         max(d + pads[a] + pads[a + rank] + extra[a] + 1, 1) for a, d in enumerate(x.shape[2:])))

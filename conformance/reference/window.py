@@ -92,13 +92,23 @@ class Windows:
         return values, np.broadcast_to(inside, self.output + self.kernel)
 
 
+def attribute_ints(example: Example, name: str) -> list[int]:
+    """An INTS attribute's values as ints (a scalar given counts as one); [] where it is left out."""
+    value = example.attributes.get(name)
+    return [] if value is None else [int(v) for v in np.ravel(value)]
+
+
+def auto_pad_of(example: Example) -> str:
+    """The auto_pad attribute, NOTSET where it is left out."""
+    return text_attribute(example, "auto_pad", "NOTSET")
+
+
 def int_list(example: Example, name: str, count: int, default: int) -> tuple[int, ...] | None:
     """An INTS attribute, `default` on each axis where it is left out; None when its length is not
     `count`."""
-    value = example.attributes.get(name)
-    if value is None:
+    if example.attributes.get(name) is None:
         return (default,) * count
-    found = tuple(int(v) for v in np.ravel(value))
+    found = tuple(attribute_ints(example, name))
     return found if len(found) == count else None
 
 
@@ -115,7 +125,7 @@ def windows_of(example: Example, spatial: tuple[int, ...], kernel: tuple[int, ..
     dilations = int_list(example, "dilations", rank, 1)
     if dilations is None or min(dilations, default=1) < 1:
         return Invalid("dilations", DILATIONS_SENTENCE + f" (one dilation of at least 1 per spatial axis: {rank})")
-    auto_pad = text_attribute(example, "auto_pad", "NOTSET")
+    auto_pad = auto_pad_of(example)
     if auto_pad not in AUTO_PADS:
         return Invalid("auto-pad", AUTO_PAD_SENTENCE)
     if auto_pad != "NOTSET":
@@ -141,7 +151,7 @@ def empty_output_spatial(example: Example, spatial: tuple[int, ...], kernel: tup
     rank = len(spatial)
     strides = int_list(example, "strides", rank, 1)
     dilations = int_list(example, "dilations", rank, 1)
-    auto_pad = text_attribute(example, "auto_pad", "NOTSET")
+    auto_pad = auto_pad_of(example)
     pads = (0,) * (2 * rank) if auto_pad == "VALID" else int_list(example, "pads", 2 * rank, 0)
     if strides is None or dilations is None or pads is None or auto_pad not in ("NOTSET", "VALID"):
         return None
