@@ -30,8 +30,8 @@ from ..values import pack
 from .common import WIDE, Choices, array, invalid_share, one_in, pick
 from .matmul import RECIPES, _bytes, values
 from .movement import made
+from .window import placed_padding, written_when_not_ones
 
-AUTO_PADS = ("SAME_UPPER", "SAME_LOWER", "VALID")
 POWERS = (0.5, 0.25, 1.0, 2.0, 0.125)
 ODD_SCALES = (0.0066, 0.00705, 0.0107, 0.02, 0.1, 0.003)
 
@@ -57,21 +57,10 @@ def _geometry(choices: Choices, auto_pad: bool, dt: DType | None = None) -> tupl
         c, group, m = 64, 1, 1  # K = 256: where a 16-bit accumulator parts from a float32 one
     attributes: dict = {}
     padding = choices.integer(0, 3) if auto_pad else choices.integer(0, 2)
-    if padding == 3:
-        attributes["auto_pad"] = pick(choices, AUTO_PADS)
-        if attributes["auto_pad"] == "VALID":
-            spatial = tuple(max(d, (k - 1) * s + 1) for d, k, s in zip(spatial, kernel, dilations))
-    else:
-        pads = [choices.integer(0, 2) if padding else 0 for _ in range(2 * rank)]
-        # every axis must hold at least one window: widen the input where the pads do not make room
-        spatial = tuple(max(d, (k - 1) * s + 1 - pads[a] - pads[a + rank]) for a, (d, k, s) in
-                        enumerate(zip(spatial, kernel, dilations)))
-        if padding or one_in(choices, 4):
-            attributes["pads"] = pads
-    if any(s > 1 for s in strides) or one_in(choices, 4):
-        attributes["strides"] = list(strides)
-    if any(d > 1 for d in dilations) or one_in(choices, 4):
-        attributes["dilations"] = list(dilations)
+    spatial = placed_padding(choices, attributes, padding, kernel, spatial, dilations,
+                             lambda: [choices.integer(0, 2) if padding else 0 for _ in range(2 * rank)])
+    written_when_not_ones(choices, attributes, "strides", strides)
+    written_when_not_ones(choices, attributes, "dilations", dilations)
     if group > 1 or one_in(choices, 4):
         attributes["group"] = group
     if one_in(choices, 4):

@@ -29,8 +29,8 @@ from ..registry import OpVersion
 from ..values import pack
 from .common import WIDE, Choices, array, invalid_share, one_in, pick
 from .movement import made
+from .window import placed_padding, written_when_not_ones
 
-AUTO_PADS = ("SAME_UPPER", "SAME_LOWER", "VALID")
 
 
 def values(choices: Choices, dt: DType, dims: tuple[int, ...]) -> np.ndarray:
@@ -65,23 +65,16 @@ def _geometry(choices: Choices, version: OpVersion) -> tuple[dict, tuple[int, ..
     dilations = tuple(1 if since < 10 or not one_in(choices, 3) else 2 for _ in range(rank))
     attributes: dict = {"kernel_shape": list(kernel)}
     padding = choices.integer(0, 3)
-    if padding == 3:
-        attributes["auto_pad"] = pick(choices, AUTO_PADS)
-        if attributes["auto_pad"] == "VALID":
-            spatial = [max(d, (k - 1) * dl + 1) for d, k, dl in zip(spatial, kernel, dilations)]
-    else:
+
+    def pads() -> list[int]:
         long_pads = one_in(choices, 12)  # a pad as long as the kernel: a window over padding alone
-        pads = [choices.integer(0, (kernel[a % rank] if long_pads else kernel[a % rank] - 1)) if padding else 0
+        return [choices.integer(0, (kernel[a % rank] if long_pads else kernel[a % rank] - 1)) if padding else 0
                 for a in range(2 * rank)]
-        spatial = [max(d, (k - 1) * dl + 1 - pads[a] - pads[a + rank]) for a, (d, k, dl) in
-                   enumerate(zip(spatial, kernel, dilations))]
-        if padding or one_in(choices, 4):
-            attributes["pads"] = pads
-    if any(s > 1 for s in strides) or one_in(choices, 4):
-        attributes["strides"] = list(strides)
+
+    spatial = placed_padding(choices, attributes, padding, kernel, spatial, dilations, pads)
+    written_when_not_ones(choices, attributes, "strides", strides)
     if since >= 10:
-        if any(d > 1 for d in dilations) or one_in(choices, 4):
-            attributes["dilations"] = list(dilations)
+        written_when_not_ones(choices, attributes, "dilations", dilations)
         if one_in(choices, 3):
             attributes["ceil_mode"] = choices.integer(0, 1)
     if since >= 8 and one_in(choices, 3):

@@ -26,8 +26,8 @@ from ..registry import OpVersion
 from .common import WIDE, Choices, invalid_share, one_in, pick
 from .matmul import RECIPES, values
 from .movement import made
+from .window import placed_padding, written_when_not_ones
 
-AUTO_PADS = ("SAME_UPPER", "SAME_LOWER", "VALID")
 
 
 def _has(version: OpVersion, name: str) -> bool:
@@ -47,22 +47,16 @@ def _geometry(choices: Choices, version: OpVersion) -> tuple[dict, tuple[int, ..
     dilations = tuple(2 if dilated and one_in(choices, 4) else 1 for _ in range(rank))
     attributes: dict = {"kernel_shape": list(kernel)}
     padding = choices.integer(0, 3)
-    if padding == 3:
-        attributes["auto_pad"] = pick(choices, AUTO_PADS)
-        if attributes["auto_pad"] == "VALID":
-            spatial = tuple(max(d, (k - 1) * s + 1) for d, k, s in zip(spatial, kernel, dilations))
-    else:
+
+    def pads() -> list[int]:
         longest = 1 if not one_in(choices, 10) else 3  # now and then a pad as long as the kernel
-        pads = [min(choices.integer(0, 2), kernel[a % rank] - 1 if longest == 1 else longest) if padding else 0
+        return [min(choices.integer(0, 2), kernel[a % rank] - 1 if longest == 1 else longest) if padding else 0
                 for a in range(2 * rank)]
-        spatial = tuple(max(d, (k - 1) * s + 1 - pads[a] - pads[a + rank]) for a, (d, k, s) in
-                        enumerate(zip(spatial, kernel, dilations)))
-        if padding or one_in(choices, 4):
-            attributes["pads"] = pads
-    if any(s > 1 for s in strides) or one_in(choices, 4):
-        attributes["strides"] = list(strides)
-    if dilated and (any(d > 1 for d in dilations) or one_in(choices, 4)):
-        attributes["dilations"] = list(dilations)
+
+    spatial = placed_padding(choices, attributes, padding, kernel, spatial, dilations, pads)
+    written_when_not_ones(choices, attributes, "strides", strides)
+    if dilated:
+        written_when_not_ones(choices, attributes, "dilations", dilations)
     if _has(version, "ceil_mode") and one_in(choices, 2):
         attributes["ceil_mode"] = choices.integer(0, 1)
     if _has(version, "count_include_pad") and one_in(choices, 2):
