@@ -334,3 +334,23 @@ def test_range_gives_its_loop_body_s_accumulated_values_as_a_reading_of_its_own(
     matching = [r.label for r in found.readings if np.array_equal(r.outputs[0], np.array(accumulated, np.float32))]
     assert any("function body" in label for label in matching), \
         f"no reading labelled as the body's gives the accumulated values; labels: {[r.label for r in found.readings]}"
+
+
+@pytest.mark.parametrize("since", [23, 24])
+def test_attention_with_a_mask_evaluates_its_body_whose_pad_gets_a_one_element_fill(since):
+    # The body pads the mask with Pad(..., FloatNegInfCast) where FloatNegInfCast is a Constant
+    # float[1]; Pad's text asks a scalar. Read as its element inside the body, the body's reading
+    # of every masked case is there (it was lost: "Pad-... finds its input invalid").
+    masked = [ex for ex in examples_of("Attention") if ex.version.since_version == since
+              and ex.inputs.get("attn_mask") is not None and for_op("Attention").expected(ex, bodies=False).is_valid]
+    assert masked, f"Attention-{since} has no valid YAML case with an attn_mask"
+    for ex in masked:
+        outputs = fb.evaluate(fb.body_of(ex), ex)
+        assert outputs and outputs[0].nominal.shape == for_op("Attention").expected(ex, bodies=False).readings[0].outputs[0].shape, ex.id
+
+
+def test_a_one_element_fill_given_to_pad_itself_is_still_invalid():
+    data = np.arange(3, dtype=np.float32)
+    given = example("Pad", 18, "float", {}, data=data, pads=np.array([1, 1], np.int64), constant_value=np.array([5.0], np.float32))
+    found = for_op("Pad").expected(given)
+    assert not found.is_valid and found.invalid.rule == "constant-value-not-scalar"

@@ -519,6 +519,13 @@ def short_mask(example: Example) -> bool:
     return m is not None and s is not None and m.ndim > 0 and 1 < m.shape[-1] < s.k.shape[2]
 
 
+def mask_broadcasts_keys(example: Example) -> bool:
+    """A mask whose last dim is 1 while there are more keys: broadcast by the text's rule, and from
+    24 also a mask shorter than the total sequence, which the body pads with −inf."""
+    m, s = example.inputs.get("attn_mask"), _setup_of(example)
+    return m is not None and s is not None and m.ndim > 0 and m.shape[-1] == 1 < s.k.shape[2]
+
+
 def qk_output_asked(example: Example) -> bool:
     return 3 in example.output_positions and len(example.version.outputs) > 3
 
@@ -576,7 +583,7 @@ ATTENTION_TRAITS = {
     "softmax-output-in-other-precision": softmax_output_in_other_precision,
     "non-finite-data": non_finite_data, "fully-masked-row": fully_masked_row, "grouped-query": grouped_query,
     "causal-with-offset": causal_with_offset, "softcap": softcapped, "softmax-precision": softmax_precision_given,
-    "boolean-mask": boolean_mask, "integer-mask": integer_mask, "float-mask": float_mask, "short-mask": short_mask,
+    "boolean-mask": boolean_mask, "integer-mask": integer_mask, "float-mask": float_mask, "short-mask": short_mask, "mask-broadcasts-keys": mask_broadcasts_keys,
     "qk-output": qk_output_asked, "three-d-input": three_d_input, "with-past": with_past, "with-nonpad": with_nonpad,
     "windowed": windowed, "mixed-types": mixed_types,
 }

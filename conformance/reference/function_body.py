@@ -38,6 +38,12 @@ from .expected import Bounds, Expected, Reading
 FUNCTION_BODY = "function body"
 FUNCTION_BODY_IN_FLOAT32 = "function body, 16-bit floats computed in float32"
 CONTRADICTION = "the function body and the prose disagree"
+# Inputs an op's text asks for as a scalar that onnx's own bodies hand it as a one-element 1-D
+# tensor: Attention-24's body pads its mask with `Pad(..., FloatNegInfCast, ...)`, a Constant
+# float[1], where Pad-11+'s text says "constant_value: A scalar value". Read inside a body as its
+# one element, the only value the body's authors can mean (docs/function-bodies.md lists it);
+# given by a user to Pad itself, it is still invalid.
+_SCALAR_INPUTS_A_BODY_GIVES_AS_ONE_ELEMENT = {("Pad", 2)}
 # More inputs with intervals than this at one node would make too many corners to evaluate; no
 # body of ai.onnx comes near it (Where has three inputs, one of them a condition).
 _MOST_INTERVAL_INPUTS = 4
@@ -282,6 +288,7 @@ def _apply(op: str, opset: int, inputs: list[Value | None], attributes: dict, ex
 
 def _outcomes(reference, version, arrays: list[np.ndarray | None], attributes: dict, example: Example,
               outputs: tuple[bool, ...] = ()) -> Expected:
+    arrays = [_as_scalar_where_asked(version.op, index, array) for index, array in enumerate(arrays)]
     inner = _inner_example(version, arrays, attributes, example, outputs)
     found = reference.expected(inner)  # an op inside a body may itself be met by its own body
     if not found.is_valid:
@@ -290,6 +297,13 @@ def _outcomes(reference, version, arrays: list[np.ndarray | None], attributes: d
     if not found.readings:
         raise BodyUnavailable(f"{version.label} inside the body gives no reading")
     return found
+
+
+def _as_scalar_where_asked(op: str, index: int, array: np.ndarray | None) -> np.ndarray | None:
+    """A one-element tensor a body gives where the op's text asks a scalar, as that scalar."""
+    if array is not None and array.shape == (1,) and (op, index) in _SCALAR_INPUTS_A_BODY_GIVES_AS_ONE_ELEMENT:
+        return array.reshape(())
+    return array
 
 
 def _inner_example(version, arrays: list[np.ndarray | None], attributes: dict, example: Example,
