@@ -27,6 +27,18 @@ import signal
 import sys
 
 WORKER_COMMANDS = ("run", "diff", "verify", "generate")
+PRELOAD_OPS_VARIABLE = "CONFORM_PRELOAD_OPS"
+
+
+def ops_named(arguments: list[str]) -> list[str]:
+    """The ops a command line names with --op (nothing where it says --all): read before the
+    command line is parsed, as the fork server starts first. A misspelt op is readied by no one
+    and refused by the command line as usual."""
+    if "--all" in arguments:
+        return []
+    named = [word.removeprefix("--op=") for word in arguments if word.startswith("--op=")]
+    named += [after for word, after in zip(arguments, arguments[1:]) if word == "--op"]
+    return named
 
 
 def main() -> None:
@@ -38,6 +50,9 @@ def main() -> None:
     scratch.forget_inherited()
     try:
         if sys.argv[1:2] and sys.argv[1] in WORKER_COMMANDS:
+            named = ops_named(sys.argv[2:])
+            if named:  # the server readies these ops only (see conformance.preload), not all 166
+                os.environ[PRELOAD_OPS_VARIABLE] = ",".join(named)
             start_server()
             scratch.hold_hypothesis_storage()
         from .cli import main as run_command_line

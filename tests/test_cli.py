@@ -449,7 +449,7 @@ def test_the_progress_bar_names_the_op_running_the_ops_done_and_the_pace(conform
 def test_a_progress_bar_whose_total_hypothesis_does_not_know_says_so(conform_on_a_terminal, tmp_path):
     # A shard of hypothesis cases is known only once they are drawn (in the workers).
     report = tmp_path / "r.json"
-    drawn = conform_on_a_terminal("run", "--op", "Clip", "--opset", "13", "--examples", "40", "--shard", "1/2",
+    drawn = conform_on_a_terminal("run", "--op", "Clip", "--opset", "13", "--examples", "10", "--shard", "1/2",
                                   "--shrink", "0", "--jobs", "2", "--report-json", str(report))
     results = json.loads(report.read_text())["summary"]["total"]
     assert drawn.counts("Clip")[-1] == (results, "?")

@@ -362,7 +362,7 @@ def test_run_from_runs_onnx_own_node_tests_and_skips_what_is_not_a_single_node(c
 @pytest.mark.parametrize("jobs", ["1", "2"])
 def test_run_from_progress_counts_every_stored_test_run_or_skipped(conform, conform_on_a_terminal, tmp_path, jobs):
     out, node = tmp_path / "golden", tmp_path / "node"
-    conform("generate", "--op", "Clip", "--opset", "13", "--examples", "40", "--out", str(out))
+    conform("generate", "--op", "Clip", "--opset", "13", "--examples", "10", "--out", str(out))
     onnx_node_tests.export(node, onnx_node_tests.FEATURE_OPS)  # the expanded ones are skipped
     drawn = conform_on_a_terminal("run", "--from", str(out), "--from", str(node), "--jobs", jobs,
                                   "--report-json", str(tmp_path / "r.json"))
@@ -380,7 +380,7 @@ def test_run_from_progress_counts_every_stored_test_run_or_skipped(conform, conf
 @pytest.mark.parametrize("jobs", ["1", "2"])
 def test_verify_progress_counts_every_stored_test_verified_or_skipped(conform, conform_on_a_terminal, tmp_path, jobs):
     out, node = tmp_path / "golden", tmp_path / "node"
-    conform("generate", "--op", "Clip", "--opset", "13", "--examples", "40", "--out", str(out))
+    conform("generate", "--op", "Clip", "--opset", "13", "--examples", "10", "--out", str(out))
     onnx_node_tests.export(node, onnx_node_tests.FEATURE_OPS)  # the expanded ones are skipped
     drawn = conform_on_a_terminal("verify", str(out), str(node), "--jobs", jobs, "--report-json", str(tmp_path / "v.json"))
     report = json.loads((tmp_path / "v.json").read_text())

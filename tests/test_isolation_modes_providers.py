@@ -290,8 +290,8 @@ def test_each_disagreement_replays_as_a_diff_of_that_case_alone_on_both_runners(
 
 def test_a_disagreement_on_a_users_case_or_a_hypothesis_case_replays_from_where_it_came(conform, tmp_path):
     (tmp_path / "mine.yaml").write_text(MY_SLICE_CASE)
-    _, from_file = diff_records(conform, tmp_path, "--op", "Slice", "--opset", "13", "--no-hypothesis", "--cases", "mine.yaml",
-                                "--backend", "wrong_slice", "--against", "reference")
+    _, from_file = diff_records(conform, tmp_path, "--op", "Slice", "--opset", "13", "--dtype", "float", "--no-hypothesis",
+                                "--cases", "mine.yaml", "--backend", "wrong_slice", "--against", "reference")
     [mine] = [r for r in from_file if r["case"] == "my_reverse_to_the_front"]
     assert "--only-cases mine.yaml" in mine["replay"]
     assert [verdicts(r) for r in replayed_diff(conform, tmp_path, mine)] == [verdicts(mine)]

@@ -16,6 +16,7 @@ import pytest
 
 from conftest import BACKENDS, with_test_backends
 from conformance.lifetime import start_method, start_server, start_worker
+from conformance.reference import covered_ops
 
 linux_only = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
 
@@ -199,3 +200,17 @@ def test_a_command_leaves_nothing_in_the_temporary_folder(conform, monkeypatch, 
         assert [name for name in os.listdir(folder) if name != ".ses"] == []
     finally:
         shutil.rmtree(folder)
+
+
+def test_the_fork_server_readies_only_the_ops_a_command_names(monkeypatch):
+    # Readying all 166 ops took the server ~1 s of CPU at every `conform run --op Slice`.
+    from conformance.__main__ import PRELOAD_OPS_VARIABLE, ops_named
+
+    assert ops_named(["--op", "Slice", "--opset", "13", "--op=Clip", "--case", "x"]) == ["Clip", "Slice"]
+    assert ops_named(["--all", "--opset", "13"]) == [] and ops_named(["--from", "golden"]) == []
+    monkeypatch.setenv(PRELOAD_OPS_VARIABLE, "Slice,Clip")
+    import conformance.preload as preload
+
+    assert preload._ops_to_ready() == ["Slice", "Clip"]
+    monkeypatch.setenv(PRELOAD_OPS_VARIABLE, "")
+    assert preload._ops_to_ready() == covered_ops()

@@ -52,12 +52,11 @@ def test_pytest_plugin_reports_the_same_counts_as_conform_run(conform, tmp_path)
 
 @pytest.mark.parametrize("options", [
     ("--dtype", "float", "--mode", "all"),
-    ("--dtype", "uint8", "--runner", "reference"),
-    ("--dtype", "int64", "--optimizations", "both"),
-    ("--dtype", "double", "--no-yaml", "--examples", "5", "--seed", "3"),
-    ("--dtype", "int8", "--max-elements", "6"),  # some cases too large: skipped, as run skips them
-    ("--dtype", "float", "--shapes", "static", "--no-hypothesis"),
-    ("--dtype", "float", "--refusal", "unsupported=.", "--no-hypothesis"),  # every rejection unsupported, not a pass
+    # --max-elements 6: some cases too large, skipped as run skips them
+    ("--dtype", "uint8", "--runner", "reference", "--max-elements", "6"),
+    # --refusal unsupported=.: every rejection unsupported, not a pass
+    ("--dtype", "int64", "--optimizations", "both", "--refusal", "unsupported=.", "--no-hypothesis"),
+    ("--dtype", "double", "--no-yaml", "--examples", "5", "--seed", "3", "--shapes", "static"),
 ])
 def test_pytest_plugin_takes_runs_options_and_counts_as_run_does(conform, tmp_path, options):
     run = conform("run", "--op", "Slice", "--opset", "13", *options)
@@ -282,11 +281,11 @@ def test_pytest_plugin_under_xdist_judges_the_expectations_over_every_worker(tmp
     (tmp_path / "expect.yaml").write_text(textwrap.dedent("""\
         expectations:
           - {op: Clip, dtypes: [int64], when: int64-beyond-int32, reason: int64 beyond int32 left unclipped}
-          - {op: Clip, match: "no_such*", reason: gone}
+          - {op: Clip, dtypes: [float], match: "no_such*", reason: gone}
           - {op: Clip, runner: cdua, when: nan-bound, reason: a runner misspelt}
         """))
-    args = ("--conform-op", "Clip", "--conform-opset", "13", "--conform-no-hypothesis", "--conform-expect", "expect.yaml",
-            "--conform-strict")
+    args = ("--conform-op", "Clip", "--conform-opset", "13", "--conform-dtype", "int64", "--conform-dtype", "float",
+            "--conform-no-hypothesis", "--conform-expect", "expect.yaml", "--conform-strict")
     alone, spread = pytest_session(tmp_path, *args), pytest_session(tmp_path, *args, "-n", "2")
     assert counts_of(spread) == counts_of(alone) and counts_of(spread)["xfailed"] >= 1
     for session in (alone, spread):

@@ -10,7 +10,7 @@ from typer.testing import CliRunner
 from conformance.cli import app
 from conformance.reference import for_op
 
-SEEDS = ("1", "2", "3")
+SEEDS = ("1", "3")
 
 
 @pytest.mark.parametrize("args", [
