@@ -37,6 +37,16 @@ def test_a_good_file_loads_into_examples(tmp_path):
     assert examples[0].source.endswith("good.yaml:3")
 
 
+def test_counts_follow_a_file_changed_or_broken_since_it_was_last_counted(tmp_path):
+    path = write(tmp_path, "good.yaml", GOOD_CASE)
+    assert casefile.count_cases([tmp_path]) == {("Slice", 13): 1}
+    path.write_text(GOOD_CASE + GOOD_CASE.split("cases:\n")[1].replace("name: ok", "name: also_ok").replace("[13]", "[11, 13]"))
+    assert casefile.count_cases([tmp_path]) == {("Slice", 13): 2, ("Slice", 11): 1}
+    path.write_text(GOOD_CASE.replace("dtypes:", "dtypez:"))
+    with pytest.raises(CaseFileError):
+        casefile.count_cases([tmp_path])
+
+
 def test_a_type_that_only_types_a_left_out_input_is_no_part_of_the_case(tmp_path):
     # Pad-18's Tind types only `axes`: without it, a model read back cannot tell int32 from int64.
     text = """\
