@@ -133,6 +133,20 @@ def test_nms_without_max_output_selects_nothing():
     assert found.readings[0].outputs[0].shape == (0, 3)
 
 
+def test_nms_traits_name_a_zero_or_absent_maximum_and_no_boxes():
+    from conformance.reference.non_max_suppression import max_output_zero, no_boxes
+
+    version = next(v for v in versions("NonMaxSuppression") if v.since_version == 11)
+
+    def given(boxes, scores, **inputs):
+        arrays = {"boxes": np.asarray(boxes, np.float32).reshape(1, -1, 4), "scores": np.asarray(scores, np.float32).reshape(1, 1, -1)}
+        return Example(version, "unit", {}, arrays | {k: np.asarray(v) for k, v in inputs.items()}, {}, "unit", "boxes")
+
+    assert max_output_zero(given([0, 0, 1, 1], [0.9])) and max_output_zero(given([0, 0, 1, 1], [0.9], max_output_boxes_per_class=[0]))
+    assert not max_output_zero(given([0, 0, 1, 1], [0.9], max_output_boxes_per_class=[1]))
+    assert no_boxes(given([], [])) and not no_boxes(given([0, 0, 1, 1], [0.9]))
+
+
 def test_nms_keeps_a_score_equal_to_the_threshold_and_removes_one_below():
     # "Bounding boxes with score less than score_threshold are removed": equal stays.
     boxes = [[[0, 0, 1, 1], [5, 5, 6, 6]]]

@@ -191,6 +191,18 @@ def negative_max_output(example: Example) -> bool:
     return most is not None and most.size == 1 and int(most.reshape(())) < 0
 
 
+def max_output_zero(example: Example) -> bool:
+    """max_output_boxes_per_class 0 or left out: "Default to 0, which means no output"."""
+    most = example.inputs.get("max_output_boxes_per_class")
+    return most is None or (most.size == 1 and int(most.reshape(())) == 0)
+
+
+def no_boxes(example: Example) -> bool:
+    """Boxes of spatial_dimension 0 (or no batch or class): nothing to select."""
+    boxes, scores = example.inputs.get("boxes"), example.inputs.get("scores")
+    return any(value is not None and value.size == 0 for value in (boxes, scores))
+
+
 def degenerate_box(example: Example) -> bool:
     """A box of zero width or height."""
     boxes = example.inputs.get("boxes")
@@ -207,7 +219,7 @@ REFERENCES = (
     OpReference(op="NonMaxSuppression", dtype_param="boxes", semantics=(NonMaxSuppression10,),
                 data_inputs=("boxes", "scores"),
                 traits={"score-at-threshold": score_at_threshold, "negative-max-output": negative_max_output,
-                        "degenerate-box": degenerate_box},
+                        "degenerate-box": degenerate_box, "max-output-zero": max_output_zero, "no-boxes": no_boxes},
                 rules=("boxes-shape", "scores-shape", "center-point-box", "not-scalar", "iou-threshold-range")),
 )
 
