@@ -5,6 +5,7 @@ values computed here by plain loops from the text's formulas, planted bugs faili
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from conformance.case import Example
 from conformance.compare import AMBIGUOUS, FAIL, PASS, judge
@@ -46,6 +47,55 @@ def test_grid_sample_linear_matches_a_plain_loop_and_a_half_pixel_shift_fails():
     assert outcome(found, want) == PASS
     shifted = np.array([[[[bilinear_loop(x[0, 0], float(g[0]) + 0.5 / 4, float(g[1])) for g in grid[0, 0]]]]], dtype=np.float32)
     assert outcome(found, shifted) == FAIL
+
+
+@pytest.mark.parametrize("big, allowed", [(100000, [-1, 0, 1]), (180000, list(range(-5, 6)))])
+def test_grid_sample_integer_output_takes_every_integer_its_bound_reaches(big, allowed):
+    # Only the two truncated ends of the bound were allowed, not the integers between them: a float32
+    # sum within the bound failed (tract, int16 linear: -25591 where -25590 and -26341 were allowed).
+    # Past four integers (resize.INTEGER_CHOICES) the element is free.
+    x = np.array([[[[big + 11, -big + 27, int(big * 0.6) + 1, 7]]]], dtype=np.int32)
+    found = example("GridSample", 20, {"X": x, "grid": np.array([[[[-0.3, 0.0]]]], dtype=np.float32)},
+                    {"T1": "int32", "T2": "float"})
+    exact = bilinear_loop(x[0, 0].astype(np.float64), -0.3, 0.0)  # 0.1·x[0] + 0.9·x[1]
+    main = int(for_op("GridSample").expected(found).readings[0].outputs[0].ravel()[0])
+    assert abs(main - exact) < 2
+    passing = [d for d in range(-5, 6) if outcome(found, np.array([[[[main + d]]]], dtype=np.int32)) != FAIL]
+    assert passing == allowed
+
+
+@pytest.mark.parametrize("big, infinity_allowed", [(-3.4028235e38, True), (-3.4e30, False)])
+def test_roi_align_average_whose_sum_overflows_before_its_division_may_be_infinite(big, infinity_allowed):
+    # The bin's weighted samples add up past FLT_MAX before the average divides by their count:
+    # onnx.reference's float32 sum gave -inf for the text's -7.1e37 and conform failed it.
+    x = np.array([0, 1, 2, big, 4], np.float32).reshape(1, 1, 5, 1)
+    found = example("RoiAlign", 22, {"X": x, "rois": np.array([[-0.5, 1, 0.75, 5.75]], np.float32),
+                                     "batch_indices": np.array([0], np.int64)}, {"T1": "float", "T2": "int64"},
+                    output_height=1, output_width=1)
+    assert (outcome(found, np.array([[[[-np.inf]]]], np.float32)) != FAIL) == infinity_allowed
+
+
+def test_resize_axis_by_axis_overflow_may_be_infinite_but_an_overflowing_product_must_be():
+    # Seen with tract and onnx.reference: the first axis's pass gives column 2 -3.6e38, past FLT_MAX,
+    # so an evaluation axis by axis gives inf at [0, 1], where the 2-D sum is finite (2.85e37).
+    x = np.array([[-1.7718e34, -1.8995e18, -3.4028235e38], [-1.4e-45, 2.07e-26, -3.854e10]], np.float32)
+    version = next(v for v in versions("Resize") if v.since_version == 19)
+    given = Example(version, "unit", {"T1": "float", "T2": "float"},
+                    {"X": x, "scales": np.array([1.5, 1.5], np.float32)},
+                    {"mode": "cubic", "cubic_coeff_a": -0.6, "coordinate_transformation_mode": "half_pixel_symmetric",
+                     "antialias": 1, "axes": [0, 1]}, "unit", "T1")
+    found = for_op("Resize").expected(given)
+    out = found.readings[0].outputs[0].copy()
+    assert 1e37 < abs(float(out[0, 1])) < 1e38
+    out[0, 1] = np.inf
+    assert judge(found, RunOutput(outputs=(out,))).outcome != FAIL
+    # A product past the max is inf in every order: clamping it to the max is wrong.
+    overflowing = Example(versions("Resize")[-1], "unit", {"T1": "double", "T2": "float"},
+                          {"X": np.array([0, 1.7976931348623157e308]), "scales": np.array([2.0], np.float32)},
+                          {"mode": "cubic", "coordinate_transformation_mode": "asymmetric", "exclude_outside": 1},
+                          "unit", "T1")
+    clamped = np.array([0, 8.98846567431158e307, 1.7976931348623157e308, 1.7976931348623157e308])
+    assert judge(for_op("Resize").expected(overflowing), RunOutput(outputs=(clamped,))).outcome == FAIL
 
 
 def test_grid_sample_nearest_tie_goes_to_even_from_20_and_either_in_16():

@@ -46,6 +46,7 @@ from ..bounds import ElementBound, Tier, accumulators, exactly_summable, gamma, 
 from ..case import Example
 from ..dtypes import from_numpy
 from .base import Expected, Invalid, OpReference, Reading, VersionSemantics, text_attribute
+from .resize import integer_choices
 
 KEYS_A = -0.75
 MODES_16 = {"bilinear": "linear", "nearest": "nearest", "bicubic": "cubic"}
@@ -54,6 +55,9 @@ PADDINGS = ("zeros", "border", "reflection")
 # The most a weight moves per unit of location: 1 for linear, Keys' kernel's steepest slope
 # (1.35 at |s| = 0.6 for a = −0.75) rounded up for cubic.
 SLOPE = {"nearest": 0.0, "linear": 1.0, "cubic": 1.5}
+# The largest Σ|w| of one axis's taps: linear's two weights sum to 1; Keys' four (a = −0.75) to
+# 1.375 at t = 1/2.
+AXIS_GAIN = {"nearest": 1.0, "linear": 1.0, "cubic": 1.375}
 # Roundings in computing one unnormalized location (an add, a multiply, a divide; a reflection's
 # subtract, divide and multiply), each relative to the location's magnitude plus the axis length.
 LOCATION_ROUNDINGS = 8
@@ -437,8 +441,11 @@ def _sum_bound(values: np.ndarray, weights: np.ndarray, located: list[np.ndarray
         with np.errstate(over="ignore", invalid="ignore"):
             correct = np.abs(y.astype(out).astype(np.float64) - y)
         allowed = np.where(exact, np.where(np.isfinite(correct), correct, 0.0), general)
-        # A partial sum may overflow the accumulator in some order: no requirement (TOSA).
-        past = magnitude * (m + 1) > float(ml_dtypes.finfo(acc).max)
+        # A partial sum may overflow the accumulator in some order: no requirement (TOSA). An
+        # order is also one axis at a time (onnx.reference: each row, then the column), whose
+        # partial sums miss the other axes' weights: up to the largest tap times Σ|w| of an axis.
+        past = (magnitude * (m + 1) > float(ml_dtypes.finfo(acc).max)) | (
+            np.isfinite(y) & (plane * AXIS_GAIN[mode] ** r * (m + 1) > float(ml_dtypes.finfo(acc).max)))
         tiers.append(np.where(finite_taps & ~past, allowed, np.inf))
     return np.where(finite_taps, y, 0.0), np.stack(tiers)
 
@@ -479,13 +486,12 @@ def _cast_readings(found, allowed, out: np.dtype, labels, ambiguity) -> Expected
         info = np.iinfo(out)
         with np.errstate(invalid="ignore"):
             cut = np.trunc(y)
-            fits = np.isfinite(y) & (cut >= info.min) & (cut <= info.max) & np.isfinite(loosest)
+            fits = (np.isfinite(y) & np.isfinite(loosest) & (np.trunc(low) >= info.min) & (np.trunc(high) <= info.max))
             main = np.where(fits, cut, 0).astype(out)
-            alternatives = [np.where(fits & np.isfinite(v) & (np.trunc(v) >= info.min) & (np.trunc(v) <= info.max),
-                                     np.trunc(np.where(np.isfinite(v), v, 0)), cut) for v in (low, high)]
-        choices = np.stack([np.where(fits, a, main).astype(out) for a in alternatives])
+            # every integer a value within the bound truncates to, from trunc(low) to trunc(high)
+            choices, many = integer_choices(np.where(fits, np.trunc(low), 0), np.where(fits, np.trunc(high), 0), out)
         readings.append(Reading((main,), (labels[order] + "; " if len(found) > 1 else "") + "cast truncates",
-                                free=(~fits,), choices=(choices,)))
+                                free=(~fits | many,), choices=(choices,)))
     return Expected(readings=tuple(readings), ambiguity=ambiguity or "the cast of a sum near an integer")
 
 

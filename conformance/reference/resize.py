@@ -433,6 +433,9 @@ class Sums:
     terms: np.ndarray
     loose: np.ndarray
     spans: np.ndarray  # 2·|x| of every tap (rows, taps): what a lerp's intermediates may reach
+    # The largest |x| of an element's taps times each axis's Σ|w|: what the partial sums of an
+    # evaluation axis by axis (onnx.reference's) may reach.
+    reach: np.ndarray
 
 
 def underflow(accumulator: np.dtype, taps: int) -> float:
@@ -492,12 +495,17 @@ def weighted_sums(x: np.ndarray, taps: list[AxisTaps]) -> Sums:
     spans = np.where(finite, 2 * np.abs(values), 0.0).reshape(-1, count)
     exact = np.ones(shape, dtype=bool)
     bits = np.zeros(shape, dtype=np.int64)
+    gain = np.ones(shape)
     for d, t in enumerate(taps):
         view = [1] * len(shape)
         view[d] = -1
         exact &= t.exact.reshape(view)
         bits = bits + t.bits.reshape(view)
-    return Sums(magnitude, weight_error, count, exact & (bits <= 24), stacked, loose, spans)
+        gain = gain * np.abs(t.weight).sum(axis=1).reshape(view)
+    largest = np.max(np.where(finite, np.abs(values), 0.0), axis=-1, initial=0.0)
+    with np.errstate(over="ignore"):  # past float64's max: inf, past every accumulator's too
+        reach = largest * gain
+    return Sums(magnitude, weight_error, count, exact & (bits <= 24), stacked, loose, spans, reach)
 
 
 def float_output(x: np.ndarray, taps: list[AxisTaps], settings: Settings, label: str) -> tuple[Reading, ElementBound]:
@@ -521,7 +529,10 @@ def float_output(x: np.ndarray, taps: list[AxisTaps], settings: Settings, label:
         allowed = np.where(sums.exact & exact_here, correct, allowed)
         allowed = np.where(surely, half_ulp(y, out), allowed)
         allowed = np.where(sums.loose & ~surely, np.inf, allowed)
-        allowed = np.where(sums.magnitude > float(ml_dtypes.finfo(acc).max), np.inf, allowed)
+        # A partial sum may overflow the accumulator in some order, or axis by axis: no requirement
+        # (TOSA); but where a product itself overflows (y infinite), every order gives that infinity.
+        past = (sums.magnitude > float(ml_dtypes.finfo(acc).max)) | (np.isfinite(y) & (sums.reach > float(ml_dtypes.finfo(acc).max)))
+        allowed = np.where(past, np.inf, allowed)
         tiers.append(Tier(label_acc, allowed, ksb(n, acc, out)))
     also = (np.where(maybe, extrapolated, np.nan),) if maybe.any() else ()
     bound = ElementBound(tuple(tiers), "½ulp(y) + γ(taps + axes)·Σ|w·x| + Σ|δw·x|",
@@ -554,14 +565,24 @@ def integer_output(x: np.ndarray, taps: list[AxisTaps], settings: Settings, labe
     beyond = (y - slack < lo_t) | (y + slack > hi_t)
     if not lo_t <= v <= hi_t:  # an extrapolation_value the type cannot hold: any value there
         beyond = beyond | surely | maybe
+    layers, many = integer_choices(low, high, x.dtype)
+    wide = beyond | many
+    return Reading((layers[0],), label, free=(wide,) if wide.any() else (), choices=(layers,))
+
+
+def integer_choices(low: np.ndarray, high: np.ndarray, np_dtype: np.dtype) -> tuple[np.ndarray, np.ndarray]:
+    """The integers from `low` to `high` (float arrays of integers, clipped into the type) as
+    INTEGER_CHOICES layers of `np_dtype`, the last repeated, and where more lie between them (those
+    elements are left free)."""
+    info = np.iinfo(np_dtype)
+    lo_t, hi_t = int(info.min), int(info.max)
     low, high = np.clip(low, lo_t, hi_t), np.clip(high, lo_t, hi_t)
-    wide = beyond | (high - low > INTEGER_CHOICES - 1)
+    many = high - low > INTEGER_CHOICES - 1
     # low and high are clipped into the type: exact in float64 but for 64-bit extremes, so clip as Python ints there
     wide64 = max(abs(lo_t), abs(hi_t)) > 2 ** 53
-    as_type = ((lambda v: np.array([min(max(int(e), lo_t), hi_t) for e in v.reshape(-1)], dtype=x.dtype).reshape(shape))
-               if wide64 else (lambda v: np.clip(v, lo_t, hi_t).astype(x.dtype)))
-    layers = [as_type(np.minimum(low + k, high)) for k in range(INTEGER_CHOICES)]
-    return Reading((layers[0],), label, free=(wide,) if wide.any() else (), choices=(np.stack(layers),))
+    as_type = ((lambda v: np.array([min(max(int(e), lo_t), hi_t) for e in v.reshape(-1)], dtype=np_dtype).reshape(v.shape))
+               if wide64 else (lambda v: np.clip(v, lo_t, hi_t).astype(np_dtype)))
+    return np.stack([as_type(np.minimum(low + k, high)) for k in range(INTEGER_CHOICES)]), many
 
 
 def answer(x: np.ndarray, plans: list[Plan], settings: Settings) -> Expected:
