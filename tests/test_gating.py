@@ -667,3 +667,13 @@ def test_an_xfail_and_an_xpass_replay_with_the_expectations_file_and_end_as_the_
         assert [(r["id"], r["outcome"]) for r in again.report["results"]] == [(record["id"], record["outcome"])]
         assert again.code == (1 if record["outcome"] == "xpass" else 0), record["replay"]
     assert sorted(r["outcome"] for r in run.report["results"]) == ["xfail", "xpass"]
+
+
+@pytest.mark.parametrize("name", sorted(p.name for p in (ROOT / "expectations").glob("*.yaml")))
+def test_every_shipped_expectations_file_loads_and_names_one_runner(name):
+    # load checks each entry's op, versions, dtypes, traits and rules against conform's references.
+    from conformance import expectations as shipped
+
+    entries = shipped.load(ROOT / "expectations" / name)
+    assert entries and all(entry.reason for entry in entries), name
+    assert len({entry.runner for entry in entries}) == 1, f"{name} mixes runners: {sorted({e.runner for e in entries})}"
