@@ -8,7 +8,8 @@ other processes take the cores in turn, its CPU time (time.process_time); and ho
 modules it imported:
 `conformance.compare` (what a report or a comparison needs), one op's reference
 (`for_op('Slice')`: a registry that imports an op's module when it is asked for imports only that
-one), and `conformance.cli` (every command's start-up). A fresh process each time, as a command
+one), `conformance.cli` (every command's start-up), and what the fork server readies before its
+first worker: every op (`--all`, `--from`) or the ops a command names (`--op Slice`). A fresh process each time, as a command
 starts: a module imported once stays imported, so timing a second import in one process measures
 nothing.
 """
@@ -24,6 +25,10 @@ STATEMENTS = {
     "import conformance.compare": "import conformance.compare",
     "for_op('Slice')": "from conformance.reference import for_op; for_op('Slice')",
     "import conformance.cli": "import conformance.cli",
+    # What the fork server imports before its first worker (lifetime.SERVER_PRELOAD's last module):
+    # every op's reference, strategy and schemas, or only those of the ops a command names.
+    "fork server, every op": "import conformance.preload",
+    "fork server, --op Slice": "import os; os.environ['CONFORM_PRELOAD_OPS'] = 'Slice'; import conformance.preload",
 }
 # Run in the child: the statement timed alone, then how many conformance modules are loaded.
 _TIMED = """

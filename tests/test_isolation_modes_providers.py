@@ -238,8 +238,10 @@ def test_a_diff_works_out_each_case_s_expected_outputs_once_for_both_runners(mon
 def test_a_diff_on_a_runtime_that_crashes_and_hangs_pins_each_on_its_case_and_goes_on(conform, tmp_path):
     # Streamed cases: the crash or hang is the case the worker was running, not one queued behind it.
     args = ("--op", "Slice", "--opset", "13", "--dtype", "float", "--no-hypothesis", "--backend", "crashy")
-    alone = conform("run", *args, "--timeout", "1")
-    result = conform("diff", *args, "--against", "cpu", "--timeout", "1", "--report-json", str(tmp_path / "diff.json"))
+    # 3 s, not 1: a worker that replaces a crashed one starts within the case's time, and on a busy
+    # machine that start alone passed 1 s (a crash in one run, a timeout in the other).
+    alone = conform("run", *args, "--timeout", "3")
+    result = conform("diff", *args, "--against", "cpu", "--timeout", "3", "--report-json", str(tmp_path / "diff.json"))
     records = json.loads((tmp_path / "diff.json").read_text())["results"]
     assert result.code == 1 and [(r["id"], r["outcome"]) for r in records] == \
         [(r["id"], r["outcome"]) for r in alone.report["results"]]
