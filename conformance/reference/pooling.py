@@ -211,13 +211,13 @@ def _literal_same(base: Windows, spatial: tuple[int, ...], auto_pad: str) -> Win
     return Windows(base.kernel, base.strides, base.dilations, begin, end, spatial)
 
 
-def global_windows(example: Example, x: np.ndarray) -> Windows | Invalid:
-    """One window over every spatial axis."""
+def global_taps(example: Example, x: np.ndarray) -> Taps | Invalid:
+    """The taps of one window over every spatial axis, a row per (n, c)."""
     if x.ndim < 3:
         return Invalid("x-rank", _label(example, f"{X_SHAPE} (N, C and at least one spatial axis)"))
     spatial = tuple(int(d) for d in x.shape[2:])
     ones, zeros = (1,) * len(spatial), (0,) * len(spatial)
-    return Windows(spatial, ones, ones, zeros, zeros, ones)
+    return taps_of(x, Windows(spatial, ones, ones, zeros, zeros, ones))
 
 
 # --- what the windows hold ---
@@ -517,11 +517,10 @@ class GlobalAveragePool1(VersionSemantics):
 
     def expected(self, example: Example) -> Expected:
         x = example.inputs["X"]
-        windows = global_windows(example, x)
-        if isinstance(windows, Invalid):
-            return Expected(invalid=windows)
-        taps = taps_of(x, windows)
-        answer = average(taps, np.full(taps.values.shape[0], math.prod(windows.kernel)), np.dtype(x.dtype))
+        taps = global_taps(example, x)
+        if isinstance(taps, Invalid):
+            return Expected(invalid=taps)
+        answer = average(taps, np.full(taps.values.shape[0], taps.values.shape[1]), np.dtype(x.dtype))
         return expected_of([answer], [ONLY_PADDING if answer.free.any() else None])
 
 
@@ -541,10 +540,10 @@ class GlobalLpPool1(VersionSemantics):
         p = _p(example)
         if isinstance(p, Invalid):
             return Expected(invalid=p)
-        windows = global_windows(example, x)
-        if isinstance(windows, Invalid):
-            return Expected(invalid=windows)
-        return expected_of([lp_norm(taps_of(x, windows), p, np.dtype(x.dtype))], [])
+        taps = global_taps(example, x)
+        if isinstance(taps, Invalid):
+            return Expected(invalid=taps)
+        return expected_of([lp_norm(taps, p, np.dtype(x.dtype))], [])
 
 
 class GlobalLpPool2(GlobalLpPool1):
