@@ -72,7 +72,7 @@ from .expected import Bounds
 from .matmul import ACCUMULATION_32, _products_exact, dot_bound, float_answer, integer_readings, integer_sums
 from .q_linear_mat_mul import REQUANTIZE, U32, _exact_array, _multiplier
 from .q_linear_mat_mul import _reading as requantized_reading
-from .window import Windows, attribute_ints, auto_pad_of, dilated, windows_of
+from .window import Windows, attribute_ints, auto_pad_of, dilated, spatial_rank_1, spatial_rank_3, windows_of
 
 X_SHAPE = ("X: Input data tensor from previous layer; has size (N x C x H x W) ... Otherwise the size is (N x C x D1 x D2 "
            "... x Dn)")
@@ -703,16 +703,6 @@ def dilated_non_finite(example: Example) -> bool:
     if not dilated_kernel(example) or x is None or from_numpy(x.dtype).kind != "float":
         return False
     return not np.isfinite(x.astype(np.float64)).all()
-
-
-def spatial_rank_1(example: Example) -> bool:
-    x = _data(example)
-    return x is not None and x.ndim == 3
-
-
-def spatial_rank_3(example: Example) -> bool:
-    x = _data(example)
-    return x is not None and x.ndim >= 5
 
 
 def kernel_beyond_input(example: Example) -> bool:

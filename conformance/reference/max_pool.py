@@ -43,7 +43,8 @@ import numpy as np
 from ..case import Example
 from ..dtypes import from_numpy
 from .base import Expected, Invalid, OpReference, Reading, VersionSemantics
-from .window import EMPTY_OUTPUT, Windows, attribute_ints, auto_pad_of, dilated, empty_output_spatial, int_list, windows_of, zero_windows
+from .window import (EMPTY_OUTPUT, Windows, attribute_ints, auto_pad_of, dilated, empty_output_spatial, int_list,
+                     spatial_rank_3, windows_of, zero_windows)
 
 X_SHAPE = ("X: Input data tensor from the previous operator; dimensions for image case are (N x C x H x W) ... For non "
            "image case, the dimensions are in the form of (N x C x D1 x D2 ... Dn) (N, C and at least one spatial axis)")
@@ -407,11 +408,6 @@ def same_padding(example: Example) -> bool:
 
 def same_lower(example: Example) -> bool:
     return auto_pad_of(example) == "SAME_LOWER"
-
-
-def spatial_rank_3(example: Example) -> bool:
-    x = _x(example)
-    return x is not None and x.ndim >= 5
 
 
 def strided(example: Example) -> bool:

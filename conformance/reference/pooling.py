@@ -70,7 +70,8 @@ from ..bounds import ElementBound, Tier, accumulators, exact_sums, exactly_summa
 from ..case import Example
 from ..dtypes import from_numpy
 from .base import Bounds, Expected, Invalid, OpReference, Reading, VersionSemantics
-from .window import EMPTY_OUTPUT, Windows, attribute_ints, auto_pad_of, dilated, empty_output_spatial, windows_of, zero_windows
+from .window import (EMPTY_OUTPUT, Windows, attribute_ints, auto_pad_of, dilated, empty_output_spatial, spatial_rank_1,
+                     spatial_rank_3, windows_of, zero_windows)
 
 X_SHAPE = ("X: Input data tensor from the previous operator; dimensions for image case are (N x C x H x W) ... For non "
            "image case, the dimensions are in the form of (N x C x D1 x D2 ... Dn)")
@@ -638,16 +639,6 @@ def pads_beyond_kernel(example: Example) -> bool:
 def kernel_beyond_input(example: Example) -> bool:
     x, kernel = _x(example), attribute_ints(example, "kernel_shape")
     return x is not None and x.ndim == len(kernel) + 2 and any(k > d for k, d in zip(kernel, x.shape[2:]))
-
-
-def spatial_rank_1(example: Example) -> bool:
-    x = _x(example)
-    return x is not None and x.ndim == 3
-
-
-def spatial_rank_3(example: Example) -> bool:
-    x = _x(example)
-    return x is not None and x.ndim >= 5
 
 
 def non_finite_input(example: Example) -> bool:

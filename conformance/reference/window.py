@@ -171,6 +171,18 @@ def zero_windows(example: Example) -> bool:
     return empty_output_spatial(example, tuple(int(d) for d in x.shape[2:]), tuple(int(k) for k in np.ravel(kernel))) is not None
 
 
+def spatial_rank_1(example: Example) -> bool:
+    """A data input (X, or ConvInteger's x) with one spatial axis."""
+    x = example.inputs.get("X", example.inputs.get("x"))
+    return x is not None and x.ndim == 3
+
+
+def spatial_rank_3(example: Example) -> bool:
+    """A data input (X, or ConvInteger's x) with three spatial axes or more."""
+    x = example.inputs.get("X", example.inputs.get("x"))
+    return x is not None and x.ndim >= 5
+
+
 def dilated(kernel: int, dilation: int) -> int:
     """How many input elements one window spans."""
     return (kernel - 1) * dilation + 1
