@@ -27,7 +27,6 @@ import signal
 import sys
 
 WORKER_COMMANDS = ("run", "diff", "verify", "generate")
-PRELOAD_OPS_VARIABLE = "CONFORM_PRELOAD_OPS"
 
 
 def ops_named(arguments: list[str]) -> list[str]:
@@ -43,7 +42,7 @@ def ops_named(arguments: list[str]) -> list[str]:
 
 def main() -> None:
     from . import scratch
-    from .lifetime import interrupt, start_server
+    from .lifetime import PRELOAD_OPS_VARIABLE, interrupt, start_server
 
     if signal.getsignal(signal.SIGTERM) == signal.SIG_DFL:
         signal.signal(signal.SIGTERM, lambda number, frame: interrupt())

@@ -72,6 +72,8 @@ SMALLEST_DEFAULT_LIMIT = 2048
 # What the fork server imports before it forks anything: what the workers run, minus onnxruntime.
 # Hypothesis is named: conform imports it only where cases are drawn (see `strategies`); so is
 # every op's reference and strategy (`preload`), which the registry imports only when asked.
+# The ops a command names (`--op`), for the server to ready alone (see conformance.preload).
+PRELOAD_OPS_VARIABLE = "CONFORM_PRELOAD_OPS"
 SERVER_PRELOAD = ["conformance.parallel", "conformance.runners.isolated", "conformance.runners.onnxruntime", "hypothesis",
                   "conformance.preload"]
 

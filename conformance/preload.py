@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 
+from .lifetime import PRELOAD_OPS_VARIABLE
 from .reference import covered_ops, for_op
 from .registry import versions
 from .strategies import strategy_of
@@ -20,7 +21,7 @@ from .strategies import strategy_of
 def _ops_to_ready() -> list[str]:
     """The ops the command named with --op (see conformance.__main__), else every covered op: a
     worker meets another op only inside a function body, and imports its modules itself."""
-    named = os.environ.get("CONFORM_PRELOAD_OPS", "")
+    named = os.environ.get(PRELOAD_OPS_VARIABLE, "")
     return [op for op in named.split(",") if op] or covered_ops()
 
 

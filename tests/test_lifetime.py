@@ -204,7 +204,8 @@ def test_a_command_leaves_nothing_in_the_temporary_folder(conform, monkeypatch, 
 
 def test_the_fork_server_readies_only_the_ops_a_command_names(monkeypatch):
     # Readying all 166 ops took the server ~1 s of CPU at every `conform run --op Slice`.
-    from conformance.__main__ import PRELOAD_OPS_VARIABLE, ops_named
+    from conformance.__main__ import ops_named
+    from conformance.lifetime import PRELOAD_OPS_VARIABLE
 
     assert ops_named(["--op", "Slice", "--opset", "13", "--op=Clip", "--case", "x"]) == ["Clip", "Slice"]
     assert ops_named(["--all", "--opset", "13"]) == [] and ops_named(["--from", "golden"]) == []
