@@ -127,6 +127,11 @@ class Tier:
     label: str
     allowed: np.ndarray
     ksb: np.ndarray
+    # Per element, whether the steps as written may give an infinity or NaN of either sign with this
+    # accumulator: a partial sum that may pass its max in some order (TOSA's "bnd overflow"), a weight
+    # that may underflow to 0 times an infinite value. There any infinity or NaN meets the tier, and
+    # a finite value is still judged by `allowed`. None: nowhere.
+    non_finite: np.ndarray | None = None
 
 
 @dataclass(frozen=True, eq=False)
@@ -221,16 +226,19 @@ def judge(bound: ElementBound, precise: np.ndarray, rounded: np.ndarray, actual:
         matched_special = (np.isnan(precise) & np.isnan(wide)) | (np.isinf(precise) & (wide == precise))
         overflowed = _overflow_allowed(precise, bound.allowed, wide, actual.dtype)
         per_tier = [_errors(precise, wide, tier.allowed, strict_zero) for tier in bound.tiers]
+        tier_non_finite = [_non_finite_met(tier, wide) for tier in bound.tiers]
         errors = np.where(special, np.where(matched_special, 0.0, np.inf), per_tier[-1])
         # Where the loosest tier sets no requirement (a partial sum that may overflow, a sum whose
         # sign is unknown before a log), any value passes, a special one included (TOSA: "no requirement").
         unbounded = np.isinf(bound.allowed)
-        errors = np.where(overflowed | unbounded | _also(bound, wide), 0.0, errors)
+        errors = np.where(overflowed | tier_non_finite[-1] | unbounded | _also(bound, wide), 0.0, errors)
         ok = errors <= 1.0
         wrong = ~ok & (special | (errors > BOUND_LINE))
         ulps = ulp_error(precise, actual)
-    met = [bool(np.all(np.where(special | overflowed, ok, tier_errors <= 1.0))) for tier_errors in per_tier]
-    statistics = [_statistic(bound, precise, wide, tier, ok & ~special & ~overflowed) for tier in bound.tiers]
+    loose = tier_non_finite[-1]
+    met = [bool(np.all(np.where(special | overflowed, ok & (own | ~loose), (tier_errors <= 1.0) | own)))
+           for tier_errors, own in zip(per_tier, tier_non_finite)]
+    statistics = [_statistic(bound, precise, wide, tier, ok & ~special & ~overflowed & ~loose) for tier in bound.tiers]
     tier = next((t.label for t, m, s in zip(bound.tiers, met, statistics) if m and s is None), None)
     statistic = None if tier is not None or not met[-1] else statistics[-1]
     worst = float(errors.max()) if errors.size else 0.0
@@ -269,6 +277,13 @@ def _errors(precise: np.ndarray, wide: np.ndarray, allowed: np.ndarray, strict_z
         zero_sign = (precise == 0) & (wide == 0) & (allowed == 0) & (np.signbit(wide) != np.signbit(precise))
         errors = np.where(zero_sign, np.inf, errors)
     return np.where(np.isnan(errors), np.inf, errors)
+
+
+def _non_finite_met(tier: Tier, wide: np.ndarray) -> np.ndarray:
+    """Where `tier` admits an infinity or NaN (`Tier.non_finite`) and the actual value is one."""
+    if tier.non_finite is None:
+        return np.zeros(wide.shape, dtype=bool)
+    return tier.non_finite & ~np.isfinite(wide)
 
 
 def _overflow_allowed(precise: np.ndarray, allowed: np.ndarray, wide: np.ndarray, np_dtype: np.dtype) -> np.ndarray:

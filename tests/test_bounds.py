@@ -130,3 +130,18 @@ def test_an_also_value_passes_where_the_bound_alone_would_not():
     assert not judge(plain, precise, precise.astype(np.float32), np.float32([np.inf])).passed
     allowed = ElementBound((tier,), "test", "test", also=(np.array([np.inf]),))
     assert judge(allowed, precise, precise.astype(np.float32), np.float32([np.inf])).passed
+
+
+def test_where_a_tier_may_overflow_any_infinity_or_nan_meets_it_and_a_finite_value_is_still_judged():
+    # float16 accumulated in float32 cannot overflow here; in float16 a partial sum may (TOSA's "bnd overflow")
+    precise = np.array([-70000.0, 3.0])
+    rounded = np.float16([-np.inf, 3.0])
+    wide = Tier("accumulated in float32 or wider", np.array([4.0, 1e-3]), np.ones(2))
+    narrow = Tier("accumulated in float16", np.array([64.0, 1e-3]), np.ones(2), non_finite=np.array([True, False]))
+    bound = ElementBound((wide, narrow), "test", "test")
+    for overflowed in (np.inf, np.nan):  # the wrong sign of infinity, or inf - inf
+        verdict = judge(bound, precise, rounded, np.float16([overflowed, 3.0]))
+        assert verdict.passed and verdict.tier == "accumulated in float16", verdict.tier
+    # a finite value far off is still wrong there, and where nothing may overflow an infinity is wrong
+    assert not judge(bound, precise, rounded, np.float16([-60000.0, 3.0])).passed
+    assert not judge(bound, precise, rounded, np.float16([np.inf, np.inf])).passed

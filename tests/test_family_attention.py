@@ -273,3 +273,33 @@ def test_swiglu_float16_node_by_node_passes():
 def test_swiglu_shapes_must_match():
     found = for_op("SwiGLU").expected(swiglu(np.ones((2, 2), np.float32), np.ones(2, np.float32)))
     assert found.invalid.rule == "shape-mismatch"
+
+
+def test_scores_whose_products_overflow_in_the_type_may_be_any_infinity_or_nan():
+    # Σ|q·k| past float's max: computed in float the products are +inf and -inf, their sum NaN
+    # (or inf, -inf in another order), where the exact score is 0; the softmax row then NaN too.
+    q = np.float32([[[[3e38, 3e38]]]])
+    k = np.float32([[[[2.0, -2.0], [1.0, 1.0]]]])
+    v = np.float32([[[[1.0], [2.0]]]])
+    found = attention(23, q, k, v, outputs=(True, False, False, True), scale=1.0)
+    with np.errstate(all="ignore"):
+        scores = np.einsum("bhid,bhjd->bhij", q, k)  # float32: [[nan, inf]]
+    assert np.isnan(scores[0, 0, 0, 0])
+    for y in (np.float32([[[[np.nan]]]]), np.float32([[[[2.0]]]])):
+        verdict = prose(found, y, scores)
+        assert verdict.outcome == PASS, verdict.message
+    # a finite score far from the exact one is still wrong
+    wrong = np.float32([[[[1e36, 0.0]]]])  # past 4 times γ(D+6)·Σ|q·k| ≈ 5.8e32
+    assert prose(found, np.float32([[[[2.0]]]]), np.where(np.isnan(scores), wrong, scores)).outcome == FAIL
+
+
+def test_a_probability_that_underflows_may_make_nan_of_an_infinite_value():
+    # exp(-200) underflows to 0 in float16: 0·inf is NaN, where the exact product is inf
+    q = np.float16([[[[1.0]]]])
+    k = np.float16([[[[0.0], [-200.0]]]])
+    v = np.float16([[[[1.0], [np.inf]]]])
+    found = attention(23, q, k, v, scale=1.0)
+    assert prose(found, np.float16([[[[np.inf]]]])).outcome == PASS
+    verdict = prose(found, np.float16([[[[np.nan]]]]))
+    assert verdict.outcome == PASS, verdict.message
+    assert prose(found, np.float16([[[[1.0]]]])).outcome == FAIL

@@ -44,7 +44,10 @@ precision u_s (softmax_precision, else the accumulator):
 
 So |Ŷ − Y| ≤ Σ_j p_j|v_j|·((1+ε_j)(1+u_c)(1+γ(n)) − 1) + n·tiny·max|v| + ½ ULP(Y). The scores
 output (modes 0-2) gets δ_j + ½ ULP, the softmax output (mode 3) p_j·ε_j + ½ ULP. present_key and
-present_value are concatenations: exact.
+present_value are concatenations: exact. Where |scale|·Σ|q·k| (with the mask's bias) passes a tier's
+accumulator's max, its products or partial sums overflow in some order: that score, and Y's whole
+row, may be any infinity or NaN (`Tier.non_finite`; a finite answer is still held to the bound), as
+may a Y element where a probability that may underflow to 0 meets an infinite value (0·inf).
 """
 
 from __future__ import annotations
@@ -331,6 +334,39 @@ def _half_subnormal_of_roundoff(u: float) -> float:
     return 0.0
 
 
+def _may_overflow(s: Setup, acc: np.dtype) -> tuple[np.ndarray, np.ndarray]:
+    """Per score, whether its sum may pass the accumulator's max in some order (TOSA's "bnd
+    overflow": |scale|·Σ|q·k| of the finite terms, or Q·sqrt(scale) or K·sqrt(scale) itself, past
+    it), and the same with the mask's bias added. The text's steps as written then give an
+    infinity or NaN of either sign (products of opposite signs past the max, a masked key's
+    overflowing score plus its −inf bias), every one of which the bound admits."""
+    top = float(ml_dtypes.finfo(acc).max)
+    k = _grouped(s.k, s.q.shape[1])
+    q_abs, k_abs = (np.where(np.isfinite(x), np.abs(x), 0.0) for x in (s.q, k))
+    root = math.sqrt(abs(s.scale))
+    with np.errstate(all="ignore"):
+        reach = abs(s.scale) * np.einsum("bhid,bhjd->bhij", q_abs, k_abs)
+        sides = (q_abs.max(axis=-1, initial=0.0) * root > top)[..., :, None] | (k_abs.max(axis=-1, initial=0.0) * root > top)[..., None, :]
+        scores = (reach > top) | sides
+        bias = np.where(np.isfinite(s.bias), np.abs(s.bias), 0.0) if s.float_mask else 0.0
+        biased = scores | (reach + bias > top)
+    return scores, biased
+
+
+def _vanishing_times_infinite(c: dict[str, np.ndarray], eps: np.ndarray, absolute: np.ndarray) -> np.ndarray:
+    """Per element of Y, whether a probability that may round to 0 (its bound reaches 0: an exp
+    that underflows) meets an infinite value: 0·inf is NaN where the exact product is infinite."""
+    with np.errstate(all="ignore"):
+        vanishing = (c["p"] * (1 - eps) - absolute <= 0).astype(np.float64)
+    return np.einsum("bhij,bhjd->bhid", vanishing, np.isinf(c["v"]).astype(np.float64)) > 0
+
+
+def _unless_overflow(allowed: np.ndarray, free: np.ndarray) -> np.ndarray:
+    """`allowed`, with no requirement (inf) where the exact value is an infinity or NaN that an
+    overflowing sum computed it as (a float64 output's scores past its max): there any value stands."""
+    return np.where(free, np.inf, allowed)
+
+
 def _probability_error(s: Setup, c: dict[str, np.ndarray], delta: np.ndarray, u_s: float, tiny: float):
     """Per probability, its relative error ε and an absolute one (underflow)."""
     live = s.allowed & np.isfinite(c["z"])
@@ -366,7 +402,12 @@ def _tiers(s: Setup, c: dict[str, np.ndarray]) -> tuple[ElementBound, ElementBou
                        + (n * float(ml_dtypes.finfo(acc).smallest_normal)))
         allowed = _restored_y(allowed, s.three_d) + half_ulp(y_rest, out)
         allowed = np.where(np.isfinite(y_rest), np.where(np.isnan(allowed), np.inf, allowed), 0.0)
-        y_tiers.append(Tier(label, allowed, np.ones(y_rest.shape)))
+        scores_over, biased_over = _may_overflow(s, acc)
+        # a masked key's score counts too: an overflowing score plus its −inf bias is NaN
+        row_over = biased_over.any(axis=-1, keepdims=True)
+        y_over = _restored_y(np.broadcast_to(row_over, c["y"].shape), s.three_d)
+        y_non_finite = y_over | _restored_y(_vanishing_times_infinite(c, eps, absolute), s.three_d)
+        y_tiers.append(Tier(label, _unless_overflow(allowed, y_over & ~np.isfinite(y_rest)), np.ones(y_rest.shape), y_non_finite))
         qk = c["qk"]
         if s.mode == 3:
             with np.errstate(all="ignore"):
@@ -374,7 +415,8 @@ def _tiers(s: Setup, c: dict[str, np.ndarray]) -> tuple[ElementBound, ElementBou
         else:
             err = delta if s.mode else _score_error(Setup(**{**s.__dict__, "softcap": 0.0, "float_mask": False}), c, u)
         err = np.where(np.isfinite(qk), np.where(np.isnan(err), np.inf, err) + half_ulp(qk, out), 0.0)
-        qk_tiers.append(Tier(label, err, np.ones(qk.shape)))
+        qk_over = {0: scores_over, 1: scores_over, 2: biased_over}.get(s.mode, np.broadcast_to(row_over, qk.shape))
+        qk_tiers.append(Tier(label, _unless_overflow(err, qk_over & ~np.isfinite(qk)), np.ones(qk.shape), qk_over))
     y_bound = ElementBound(tuple(y_tiers), "Σ p_j|v_j|·((1+ε_j)(1+u_c)(1+γ(n)) − 1) + ½ ulp(Y)", Y_REASON)
     qk_bound = ElementBound(tuple(qk_tiers), "δ_j + ½ ulp" if s.mode < 3 else "p_j·ε_j + ½ ulp",
                             QK_REASON if s.mode < 3 else P_REASON)
