@@ -737,12 +737,15 @@ def load_examples(op: str, roots: Iterable[Path] = (BUILTIN_CASES,), since_versi
     ]
 
 
-def count_cases(roots: Iterable[Path] = (BUILTIN_CASES,)) -> dict[tuple[str, int], int]:
-    """How many cases apply to each (op, since-version)."""
+def count_cases(roots: Iterable[Path] = (BUILTIN_CASES,), ops: Iterable[str] | None = None) -> dict[tuple[str, int], int]:
+    """How many cases apply to each (op, since-version): of every op, or of `ops` only (the files
+    of other ops left unread, as `load_files` leaves them)."""
+    wanted = None if ops is None else tuple(ops)
     counts: dict[tuple[str, int], int] = {}
     for path in case_files(roots):
-        for key in _versions_of_each_case(path):
-            counts[key] = counts.get(key, 0) + 1
+        for key in _versions_of_each_case(path, wanted):
+            if wanted is None or key[0] in wanted:
+                counts[key] = counts.get(key, 0) + 1
     return counts
 
 
@@ -752,8 +755,9 @@ def count_cases(roots: Iterable[Path] = (BUILTIN_CASES,)) -> dict[tuple[str, int
 _COUNTED: dict[tuple, list[tuple[str, int]]] = {}
 
 
-def _versions_of_each_case(path: Path) -> list[tuple[str, int]]:
-    """(op, since-version) for each case of the file and each version it applies to."""
+def _versions_of_each_case(path: Path, ops: tuple[str, ...] | None = None) -> list[tuple[str, int]]:
+    """(op, since-version) for each case of the file and each version it applies to; none for a
+    file of an op not among `ops` (when given), which is left unread."""
     try:
         stat = path.stat()
         key = (str(path.resolve()), stat.st_dev, stat.st_ino, stat.st_size, stat.st_mtime_ns)
@@ -763,9 +767,10 @@ def _versions_of_each_case(path: Path) -> list[tuple[str, int]]:
         return _COUNTED[key]
     # A file at a time: the parsed files of every op together are ~100 MB, which a report that
     # tells its coverage would add to a whole run's peak.
-    found = [(case.op, version.since_version) for case_file in load_files([path])
+    loaded = load_files([path], ops=ops)
+    found = [(case.op, version.since_version) for case_file in loaded
              for case in case_file.cases for version in applicable_versions(case)]
-    if key is not None:
+    if key is not None and (ops is None or loaded):  # a file left unread says nothing of its cases
         _COUNTED[key] = found
     return found
 

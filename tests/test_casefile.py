@@ -47,6 +47,19 @@ def test_counts_follow_a_file_changed_or_broken_since_it_was_last_counted(tmp_pa
         casefile.count_cases([tmp_path])
 
 
+def test_counts_of_some_ops_leave_the_other_ops_files_unread_and_agree_with_the_whole_count(tmp_path):
+    write(tmp_path, "slice.yaml", GOOD_CASE)
+    write(tmp_path, "broken_clip.yaml", "op: Clip\ncases:\n  - {name: x, dtypez: [float]}\n")
+    assert casefile.count_cases([tmp_path], ops=["Slice"]) == {("Slice", 13): 1}  # Clip's file is not read
+    with pytest.raises(CaseFileError):
+        casefile.count_cases([tmp_path])
+    (tmp_path / "broken_clip.yaml").write_text("op: Clip\ncases:\n  - {name: x, versions: [13], dtypes: [float], "
+                                               "inputs: {input: [1.0]}}\n")
+    whole = casefile.count_cases([tmp_path])
+    assert whole == {("Slice", 13): 1, ("Clip", 13): 1}
+    assert casefile.count_cases([tmp_path], ops=["Clip"]) == {("Clip", 13): 1}  # remembered counts, still of Clip only
+
+
 def test_a_type_that_only_types_a_left_out_input_is_no_part_of_the_case(tmp_path):
     # Pad-18's Tind types only `axes`: without it, a model read back cannot tell int32 from int64.
     text = """\

@@ -438,7 +438,7 @@ def _coverage(ops: set[str]) -> str:
     version of the report's ops with its dtypes covered of those allowed and its YAML cases."""
     from ..coverage import compute
 
-    found = compute()
+    found = compute(counted_ops=ops)
     cells = "".join(
         f"<tr><td>{html.escape(v.label)}</td><td>{len(v.dtypes)} of {len(v.allowed)}</td><td>{v.cases}</td>"
         f"<td>{html.escape(v.reason or '')}</td></tr>"
