@@ -276,7 +276,8 @@ def test_two_reports_to_one_file_is_a_usage_error_before_the_run(conform, tmp_pa
 def test_a_report_to_stdout_is_all_stdout_holds_and_what_goes_beside_it_goes_under_reports(conform, tmp_path, target):
     # `-` wrote a file named '-'; /dev/stdout got the console report around the JSON, and the
     # shrunk cases went to /dev/minimal (a folder beside the report), the --ci reports to /dev/stdout.xml.
-    result = conform("run", "--op", "Slice", "--opset", "13", "--dtype", "float", "--report-json", target, "--ci", report=False)
+    result = conform("run", "--op", "Slice", "--opset", "13", "--dtype", "float", "--examples", "4", "--report-json", target, "--ci",
+                    report=False)
     doc = json.loads(result.stdout)
     failing = [r for r in doc["results"] if r["outcome"] == "fail"]
     assert result.code == 1 and failing and doc["summary"]["fail"] == len(failing)

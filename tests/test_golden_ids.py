@@ -7,10 +7,15 @@ from __future__ import annotations
 import json
 import re
 import shlex
+import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import onnx
 import pytest
+
+from conftest import with_test_backends
 
 from conformance import golden
 from conformance.stored_files import GoldenError
@@ -22,12 +27,36 @@ KNOWN_TEST = "test_slice_13_negative_step_int_max_end_uint8_int32"
 KNOWN_ID = "Slice-13/negative_step_int_max_end/uint8/int32"
 
 
-@pytest.fixture
-def generated(conform, tmp_path) -> Path:
-    """Slice-13's case-file cases and two hypothesis examples per group, as `generate` writes them."""
-    out = tmp_path / "golden"
-    assert conform("generate", *SLICE_13, "--examples", "2", "--out", str(out)).code == 0
+def generated_once(folder: Path, *options: str) -> Path:
+    """What `conform generate` writes for Slice-13 with `options` into `folder`/golden."""
+    out = folder / "golden"
+    completed = subprocess.run([sys.executable, "-m", "conformance", "generate", *SLICE_13, *options, "--out", str(out)],
+                               capture_output=True, text=True, cwd=folder, env=with_test_backends(), timeout=600)
+    assert completed.returncode == 0, completed.stderr
     return out
+
+
+@pytest.fixture(scope="module")
+def _generated(tmp_path_factory) -> Path:
+    return generated_once(tmp_path_factory.mktemp("generated"), "--examples", "2")
+
+
+@pytest.fixture(scope="module")
+def _uint8_cases(tmp_path_factory) -> Path:
+    return generated_once(tmp_path_factory.mktemp("uint8"), "--dtype", "uint8", "--no-hypothesis")
+
+
+@pytest.fixture
+def generated(_generated, tmp_path) -> Path:
+    """Slice-13's case-file cases and two hypothesis examples per group, as `generate` writes them
+    (written once per module, each test given its own copy)."""
+    return Path(shutil.copytree(_generated, tmp_path / "golden"))
+
+
+@pytest.fixture
+def uint8_cases(_uint8_cases, tmp_path) -> Path:
+    """Slice-13's uint8 case-file cases as `generate` writes them, a copy of the test's own."""
+    return Path(shutil.copytree(_uint8_cases, tmp_path / "golden"))
 
 
 def by_id(report: dict) -> dict[str, dict]:
@@ -97,9 +126,8 @@ def test_an_expectations_file_written_by_run_applies_to_run_from(conform, tmp_pa
     assert xfail(stored.report) and xfail(stored.report) == xfail(gated.report) & set(by_id(stored.report))
 
 
-def test_a_test_without_a_recorded_case_keeps_its_directory_name(conform, tmp_path):
-    out = tmp_path / "golden"
-    conform("generate", *SLICE_13, "--dtype", "uint8", "--no-hypothesis", "--out", str(out))
+def test_a_test_without_a_recorded_case_keeps_its_directory_name(conform, tmp_path, uint8_cases):
+    out = uint8_cases
     model_file = out / KNOWN_TEST / "model.onnx"
     model = onnx.load(model_file)
     assert [(p.key, p.value) for p in model.metadata_props] == [(golden.CASE_KEY, KNOWN_CASE)]
@@ -139,9 +167,8 @@ HOSTILE = [
 
 
 @pytest.mark.parametrize("values, why", HOSTILE)
-def test_a_malformed_recorded_case_is_refused_naming_the_model(conform, tmp_path, values, why):
-    out = tmp_path / "golden"
-    conform("generate", *SLICE_13, "--dtype", "uint8", "--no-hypothesis", "--out", str(out))
+def test_a_malformed_recorded_case_is_refused_naming_the_model(conform, tmp_path, uint8_cases, values, why):
+    out = uint8_cases
     test = _recording(out, *values)
 
     verified = conform("verify", str(out), "--report-json", str(tmp_path / "v.json"))
@@ -158,11 +185,10 @@ def test_a_malformed_recorded_case_is_refused_naming_the_model(conform, tmp_path
 
 
 @pytest.mark.parametrize("recorded", ["negative_start", "NEGATIVE step int max end!", "negative_step_int_max_end/uint8"])
-def test_a_recorded_case_that_does_not_name_the_directory_is_ignored(conform, tmp_path, recorded):
+def test_a_recorded_case_that_does_not_name_the_directory_is_ignored(conform, tmp_path, uint8_cases, recorded):
     """Another case's name (a directory renamed, or a stranger's claim) never gives the test that
     case's id: the directory's name names it, as it names any test."""
-    out = tmp_path / "golden"
-    conform("generate", *SLICE_13, "--dtype", "uint8", "--no-hypothesis", "--out", str(out))
+    out = uint8_cases
     test = _recording(out, recorded)
     run = conform("run", "--from", str(test))
     expected = "Slice-13/NEGATIVE step int max end!/uint8/int32" if recorded.startswith("NEGATIVE") else \
