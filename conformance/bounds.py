@@ -133,6 +133,11 @@ class Tier:
     # a finite value is still judged by `allowed`. None: nowhere.
     non_finite: np.ndarray | None = None
 
+    def reshaped(self, shape: tuple[int, ...]) -> "Tier":
+        """The same tier with each per-element array in `shape` (an output's own)."""
+        return Tier(self.label, self.allowed.reshape(shape), self.ksb.reshape(shape),
+                    None if self.non_finite is None else self.non_finite.reshape(shape))
+
 
 @dataclass(frozen=True, eq=False)
 class ElementBound(OutputCheck):
@@ -188,6 +193,13 @@ class ElementBound(OutputCheck):
             high = _rounded_toward(wide + allowed, array.dtype, down=False)
         keep = ~np.isfinite(wide)
         return np.where(keep, array, low).astype(array.dtype), np.where(keep, array, high).astype(array.dtype)
+
+
+def any_non_finite(tiers) -> np.ndarray | None:
+    """Where any of `tiers` (one accumulator's, of several bounds of one output merged into one)
+    admits an infinity or NaN (`Tier.non_finite`); None where none does."""
+    masks = [tier.non_finite for tier in tiers if tier.non_finite is not None]
+    return np.logical_or.reduce(masks) if masks else None
 
 
 def _rounded_toward(values: np.ndarray, np_dtype: np.dtype, down: bool) -> np.ndarray:

@@ -207,3 +207,15 @@ def test_matmul_integer_accumulation_overflow_in_32_bits():
     exact = 255 * 255 * k
     labels = {r.label: int(r.outputs[0].reshape(-1)[0]) for r in for_op("MatMulInteger").expected(case).readings}
     assert labels == {"wrapped (two's complement)": exact - 2 ** 32, "saturated": 2 ** 31 - 1}
+
+
+def test_products_past_the_max_may_give_any_infinity_or_nan_and_a_finite_answer_is_still_bound():
+    # Σ|a·b| = 1.2e39 passes float's max: in float the products are +inf and -inf, their sum NaN
+    # (another order: inf), where the exact value is 0; the bound γ(2)·1.2e39 holds a finite answer.
+    a = np.float32([[3e38, 3e38]])
+    b = np.float32([[2.0], [-2.0]])
+    case = example("MatMul", 13, {"A": a, "B": b})
+    for overflowed in (np.nan, np.inf, -np.inf):
+        assert outcome(case, np.float32([[overflowed]])) == PASS, overflowed
+    assert outcome(case, np.float32([[0.0]])) == PASS
+    assert outcome(case, np.float32([[1e36]])) == FAIL  # far past 4 times the bound

@@ -102,7 +102,7 @@ def silu(y: np.ndarray, bound: ElementBound, out: np.dtype) -> tuple[np.ndarray,
     tiers = []
     for tier, (label, accumulator) in zip(bound.tiers, accumulators(out)):
         allowed = SILU_SLOPE * tier.allowed + SILU_ULPS * spacing(finite, accumulator) + half_ulp(finite, out)
-        tiers.append(Tier(label, allowed, tier.ksb))
+        tiers.append(Tier(label, allowed, tier.ksb, tier.non_finite))
     return value, ElementBound(tuple(tiers), "1.1·(½ulp(y) + γ(k + [bias])·(Σ|x·w| + |b|)) + 4ulp_acc(f) + ½ulp(f)", REASON)
 
 

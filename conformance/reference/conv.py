@@ -63,7 +63,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from ..bounds import Tier, accumulators, exactly_summable, gamma, unit_roundoff
+from ..bounds import Tier, accumulators, any_non_finite, exactly_summable, gamma, unit_roundoff
 from ..case import Example
 from ..dtypes import from_numpy
 from . import conversion as cv
@@ -245,7 +245,7 @@ def _merged(answers: list[tuple[Expected, str]], ambiguity: str) -> Expected:
     candidates = [replace(found.readings[0], label=label) for found, label in answers]
     bounds = [found.budgets[0] for found, _ in answers]
     tiers = tuple(Tier(t.label, np.maximum.reduce([np.where(np.isfinite(b.tiers[i].allowed), b.tiers[i].allowed, 0.0)
-                                                    for b in bounds]), t.ksb)
+                                                    for b in bounds]), t.ksb, any_non_finite(b.tiers[i] for b in bounds))
                   for i, t in enumerate(bounds[0].tiers))
     result = readings(candidates, ambiguity)
     return replace(result, budgets=(replace(bounds[0], tiers=tiers),))
@@ -585,7 +585,8 @@ def _deform_answer(x, w, shape, offset, mask, offset_group, bias, out, whole) ->
         bitwise = geometry_exact & right_exact & exactly_summable(products, accumulator)
         extra = gamma(rank + 3, u) * magnitude + drift + (rank + 3) * 2.0 ** -52 * magnitude
         allowed = tier.allowed.reshape(-1)
-        tiers.append(Tier(tier.label, np.where(bitwise, allowed, allowed + extra).reshape(shape.shape), tier.ksb.reshape(shape.shape)))
+        tiers.append(Tier(tier.label, np.where(bitwise, allowed, allowed + extra), tier.ksb.reshape(-1),
+                          None if tier.non_finite is None else tier.non_finite.reshape(-1)).reshaped(shape.shape))
     bound = replace(bound, tiers=tuple(tiers), formula=DEFORM_FORMULA, reason=DEFORM_REASON,
                     scale=None if bound.scale is None else bound.scale.reshape(shape.shape))
     precise = y.reshape(shape.shape)

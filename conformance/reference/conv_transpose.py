@@ -48,7 +48,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from ..bounds import Tier
+from ..bounds import Tier, any_non_finite
 from ..case import Example
 from .base import Expected, Invalid, OpReference, VersionSemantics
 from .matmul import float_answer
@@ -343,7 +343,8 @@ def answer(x, w, bias, groups, placements, ambiguity, may_reject) -> Expected:
             ambiguity = answered.ambiguity
     bound = budgets[0]
     if len(budgets) > 1:
-        tiers = tuple(Tier(t.label, np.maximum.reduce([b.tiers[i].allowed for b in budgets]), t.ksb)
+        tiers = tuple(Tier(t.label, np.maximum.reduce([b.tiers[i].allowed for b in budgets]), t.ksb,
+                           any_non_finite(b.tiers[i] for b in budgets))
                       for i, t in enumerate(bound.tiers))
         bound = replace(bound, tiers=tiers)
     bound = replace(bound, formula=FORMULA, reason=REASON)

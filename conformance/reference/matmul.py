@@ -252,9 +252,13 @@ def _tiers(around, correct, products, terms, magnitude, coefficients, reference,
         if bitwise and reference == 0.0:
             exact = exactly_summable(terms, accumulator) & exactly_summable(products, accumulator) & products_exact
             allowed = np.where(exact, correct, allowed)
-        # Where Σ|terms| passes the accumulator's max some order overflows: no requirement (TOSA: "bnd overflow").
-        allowed = np.where(magnitude > float(ml_dtypes.finfo(accumulator).max), np.inf, allowed)
-        tiers.append(Tier(label, allowed, ksb(np.full(len(around), k + (1 if has_c else 0), dtype=np.float64), accumulator, out)))
+        # Where Σ|terms| passes the accumulator's max some order overflows (TOSA: "bnd overflow"): any
+        # infinity or NaN, a finite answer still within the bound (no requirement where the
+        # reference's own sum overflowed).
+        past = magnitude > float(ml_dtypes.finfo(accumulator).max)
+        allowed = np.where(past & ~np.isfinite(around), np.inf, allowed)
+        tiers.append(Tier(label, allowed, ksb(np.full(len(around), k + (1 if has_c else 0), dtype=np.float64), accumulator, out),
+                          non_finite=past))
     if gemm:
         formula = ("½ulp(y) + γ(K + [α ≠ ±1] + [β·C])·(|α|·Σ|a_k·b_k| + |β·c|)"
                    + (" + |α − α_T|·Σ|a_k·b_k| + |β − β_T|·|c|" if out.itemsize < 4 else ""))
@@ -266,7 +270,7 @@ def _tiers(around, correct, products, terms, magnitude, coefficients, reference,
 
 
 def _shaped(bound: ElementBound, shape: tuple[int, ...]) -> ElementBound:
-    return replace(bound, tiers=tuple(Tier(t.label, t.allowed.reshape(shape), t.ksb.reshape(shape)) for t in bound.tiers),
+    return replace(bound, tiers=tuple(t.reshaped(shape) for t in bound.tiers),
                    scale=None if bound.scale is None else bound.scale.reshape(shape))
 
 
@@ -290,7 +294,7 @@ def float_answer(left: np.ndarray, right: np.ndarray, shape: tuple[int, ...], ou
     y, bound = dot_bound(left, right, out, alpha, beta, c, y_bound=y_skip)
     _, skip_bound = dot_bound(skipped_left, skipped_right, out, alpha, beta, skipped_c)
     # One bound for both readings: the skipping reading's where the written one is not finite.
-    merged = tuple(Tier(t.label, np.where(np.isfinite(y), t.allowed, s.allowed), t.ksb)
+    merged = tuple(replace(t, allowed=np.where(np.isfinite(y), t.allowed, s.allowed))
                    for t, s in zip(bound.tiers, skip_bound.tiers))
     bound = replace(bound, tiers=merged)
     options = [_reading(y, shape, out, "as written (0·inf is NaN)"),
