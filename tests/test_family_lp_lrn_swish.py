@@ -385,3 +385,15 @@ def test_swish_at_minus_infinity_is_its_limit_or_ieee_nan():
     mirrored = {float(r.outputs[0][1]) if not np.isnan(r.outputs[0][1]) else "nan"
                 for r in for_op("Swish").expected(swish(x, alpha=-1.0), bodies=False).readings}
     assert mirrored == {0.0, "nan"}  # +inf with a negative alpha: inf * sigmoid(-inf)
+
+
+def test_a_row_whose_squares_underflow_is_no_zero_row_and_sets_no_requirement():
+    # "When the Lp norm is zero (i.e., all elements along the axis are zero)": [-5e-324] is not
+    # such a row (its norm is 5e-324, the quotient -1), but its square is 0 even in double, so a
+    # norm computed in the type may be 0: any answer stands, the zero row's 0 and x itself too.
+    tiny = lp(np.array([[-5e-324]]), p=2, axis=-1)
+    assert verdict(tiny, np.array([[-1.0]])).outcome == PASS
+    for other in (np.array([[0.0]]), np.array([[-5e-324]]), np.array([[np.nan]])):
+        assert outcome(tiny, other) == PASS
+    zero = lp(np.array([[0.0, 0.0]]), p=2, axis=-1)  # the text's zero row: zeros, exactly
+    assert outcome(zero, np.array([[0.0, 0.0]])) == PASS and outcome(zero, np.array([[1.0, 0.0]])) == FAIL

@@ -116,7 +116,11 @@ def _quotients(rows: np.ndarray, p: int, out: np.dtype) -> tuple[np.ndarray, lis
     n = np.full(rows.shape[0], rows.shape[1], dtype=np.float64)
     norm, bound = sum_family("l1" if p == 1 else "l2", rows, n, out)
     finite_rows = np.isfinite(rows).all(axis=1)
-    zero_rows = finite_rows & (norm == 0)
+    # "When the Lp norm is zero (i.e., all elements along the axis are zero)": a row whose squares
+    # underflow even float64 ([-5e-324]) is no zero row; its norm is taken of the row scaled.
+    zero_rows = finite_rows & (rows == 0).all(axis=1)
+    vanished = finite_rows & ~zero_rows & (norm == 0)  # computed in any type, that norm may be 0: no requirement
+    norm = np.where(vanished, _scaled_norm(rows, p), norm)
     # x / inf is ±0 (NaN for an infinite x); a NaN norm gives NaN; the text's zero norm gives 0.
     y = np.where(zero_rows[:, None], 0.0, rows / np.where(zero_rows, 1.0, norm)[:, None])
     terms = np.abs(rows) if p == 1 else rows * rows
@@ -132,9 +136,18 @@ def _quotients(rows: np.ndarray, p: int, out: np.dtype) -> tuple[np.ndarray, lis
         power_of_two = np.frexp(norm)[0] == 0.5
         correct = np.abs(y.astype(out).astype(np.float64) - y)
         allowed = np.where((exact & power_of_two & (high == 0))[:, None], correct, allowed)
-        allowed = np.where((~finite_rows | zero_rows)[:, None], 0.0, allowed)
+        allowed = np.where((~finite_rows | zero_rows)[:, None], 0.0, np.where(vanished[:, None], np.inf, allowed))
         found.append((label, allowed))
     return y, found
+
+
+def _scaled_norm(rows: np.ndarray, p: int) -> np.ndarray:
+    """Per row, its Lp norm computed from the row divided by its largest |x| (what float64 squares
+    of subnormals lose, kept), then scaled back."""
+    with np.errstate(all="ignore"):
+        scale = np.abs(rows).max(axis=1) if rows.shape[1] else np.zeros(rows.shape[0])
+        scaled = np.abs(rows) / np.where(scale > 0, scale, 1.0)[:, None]
+        return scale * (scaled.sum(axis=1) if p == 1 else np.sqrt((scaled * scaled).sum(axis=1)))
 
 
 def _exact_norm(terms: np.ndarray, norm: np.ndarray, acc: np.dtype, p: int) -> np.ndarray:
