@@ -136,6 +136,13 @@ def nan_in_data(example: Example) -> bool:
     return data is not None and bool(nan_mask(comparable(data)).any())
 
 
+def infinity(example: Example) -> bool:
+    """An infinity in the data: a row whose maximum is -inf (or the type's lowest beside -inf) is what a
+    runtime starting its search from a finite sentinel misses (as ArgMax's trait of the same name)."""
+    data = example.inputs.get("input")
+    return data is not None and bool(np.isinf(comparable(data)).any())
+
+
 def ties(example: Example) -> bool:
     """Some row's maximum appears more than once (NaNs counted as equal): the text marks the first."""
     rows = _rows(example)
@@ -195,6 +202,6 @@ REFERENCE = OpReference(
     semantics=(Hardmax1, Hardmax11, Hardmax13),
     traits={"nan-in-data": nan_in_data, "ties": ties, "empty-axis": empty_axis, "empty-data": empty_data,
             "coerced-2d": coerced_2d, "default-axis-1": default_axis_1, "axis-is-rank": axis_is_rank,
-            "negative-axis": negative_axis},
+            "negative-axis": negative_axis, "inf-in-data": infinity},
     rules=("axis-out-of-range", "negative-axis"),
 )
