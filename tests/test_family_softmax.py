@@ -334,3 +334,15 @@ def test_a_long_row_of_ones_summed_in_16_bits_is_its_reading(dtype, stops_at, la
     assert verdict(case, np.full((1, 4096), 1 / 4096, dtype)).reading == "accumulated in float32 or wider"
     found = verdict(case, np.full((1, 4096), 1 / float(narrow[0]), dtype))
     assert found.outcome == PASS and found.reading == f"accumulated in {label}"
+
+
+@pytest.mark.parametrize("data, underflows", [
+    (np.float32([[0.0, -120.0, -1.0]]), True),    # exp(-120) is below float's least subnormal (e^-103.3)
+    (np.float32([[0.0, -100.0, -1.0]]), False),
+    (np.float16([[0.0, -20.0]]), True),            # float16's least subnormal is e^-16.6
+    (np.float16([[0.0, -10.0]]), False),
+    (np.float32([[-np.inf, 0.0]]), False),         # exp(-inf) is 0 exactly: the log is -inf in the text too
+])
+def test_the_softmax_underflows_trait_names_an_element_whose_softmax_rounds_to_zero(data, underflows):
+    trait = for_op("LogSoftmax").traits["softmax-underflows"]
+    assert trait(example("LogSoftmax", 13, data)) is underflows

@@ -373,6 +373,20 @@ def negative_infinity_row(example: Example) -> bool:
     return rows is not None and rows.shape[1] > 0 and bool(np.isneginf(rows).all(axis=1).any())
 
 
+def softmax_underflows(example: Example) -> bool:
+    """A finite element whose softmax underflows to 0 in the input's type (x − max below the log of
+    its least subnormal), where the log of the softmax is finite: what Log(Softmax(x)) computed in
+    two steps turns into −inf."""
+    rows = _rows_of(example)
+    if rows is None or rows.size == 0:
+        return False
+    wide = rows.astype(np.float64)
+    floor = math.log(float(ml_dtypes.finfo(example.inputs["input"].dtype).smallest_subnormal))
+    with np.errstate(invalid="ignore"):
+        top = np.where(np.isfinite(wide), wide, -np.inf).max(axis=1, keepdims=True)
+        return bool((np.isfinite(wide) & np.isfinite(top) & (wide - top < floor)).any())
+
+
 def empty_data(example: Example) -> bool:
     """An input with a size-0 dim, whatever the axis."""
     data = example.inputs.get("input")
@@ -412,6 +426,7 @@ def _reference(declaration: SoftmaxOp) -> OpReference:
                        family=declaration,
                        traits={"nan-in-data": nan_in_data, "inf-in-row": inf_in_row,
                                "negative-infinity-row": negative_infinity_row, "empty-data": empty_data,
+                               "softmax-underflows": softmax_underflows,
                                "coerced-2d": coerced_2d, "axis-is-rank": axis_is_rank, "default-axis-1": default_axis_1},
                        rules=("axis-out-of-range", "negative-axis"))
 
