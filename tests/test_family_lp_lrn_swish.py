@@ -397,3 +397,10 @@ def test_a_row_whose_squares_underflow_is_no_zero_row_and_sets_no_requirement():
         assert outcome(tiny, other) == PASS
     zero = lp(np.array([[0.0, 0.0]]), p=2, axis=-1)  # the text's zero row: zeros, exactly
     assert outcome(zero, np.array([[0.0, 0.0]])) == PASS and outcome(zero, np.array([[1.0, 0.0]])) == FAIL
+
+
+@pytest.mark.parametrize("shape, axis, empty", [((3, 0), -1, True), ((3, 2), -1, False), ((0, 3), -1, False),
+                                                 ((3, 3, 0), -4, True), ((3, 2), -4, False)])
+def test_the_empty_axis_trait_names_an_axis_of_no_element_or_a_bad_axis_over_empty_data(shape, axis, empty):
+    trait = for_op("LpNormalization").traits["empty-axis"]
+    assert trait(lp(np.zeros(shape, dtype=np.float32), axis=axis)) is empty

@@ -418,3 +418,9 @@ def test_group_norm_invalid(x_shape, scale_shape, groups, rule):
     case = _gn_case(np.ones(x_shape, F32), np.ones(scale_shape, F32), np.zeros(scale_shape, F32), num_groups=groups)
     found = for_op("GroupNormalization").expected(case)
     assert not found.is_valid and found.invalid.rule == rule
+
+
+@pytest.mark.parametrize("x_shape, scale_shape, empty", [((2, 0), (0,), True), ((2, 3), (3,), False), ((0, 3), (3,), False)])
+def test_the_empty_axis_trait_names_normalized_axes_of_no_element(x_shape, scale_shape, empty):
+    case = example("LayerNormalization", 17, {"X": np.zeros(x_shape, np.float32), "Scale": np.ones(scale_shape, np.float32)})
+    assert for_op("LayerNormalization").traits["empty-axis"](case) is empty

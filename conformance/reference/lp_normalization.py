@@ -226,6 +226,17 @@ def zero_row(example: Example) -> bool:
     return rows is not None and rows.shape[1] > 0 and bool((rows == 0).all(axis=1).any())
 
 
+def empty_axis(example: Example) -> bool:
+    """An axis of size 0 (X [3, 0] at axis -1): nothing to normalize, an empty output, where a
+    runtime that divides by the row's length divides by zero; or an axis out of range over data
+    that holds no element, which such a runtime meets before it checks the axis."""
+    rows = _rows(example)
+    if rows is not None:
+        return rows.shape[1] == 0
+    data = _input(example)
+    return data is not None and data.size == 0
+
+
 def nan_in_data(example: Example) -> bool:
     rows = _rows(example)
     return rows is not None and bool(np.isnan(rows).any())
@@ -279,6 +290,6 @@ REFERENCE = OpReference(
     semantics=(LpNormalization1, LpNormalization22),
     traits={"zero-row": zero_row, "nan-in-data": nan_in_data, "infinity-in-row": infinity_in_row,
             "norm-past-type": norm_past_type, "tiny-squares": tiny_squares, "rank-not-2": rank_not_2,
-            "long-row": long_row},
+            "long-row": long_row, "empty-axis": empty_axis},
     rules=("p-not-supported", "axis-out-of-range"),
 )

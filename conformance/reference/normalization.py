@@ -561,6 +561,13 @@ def _rows_of(example: Example) -> tuple[np.ndarray, list[int]] | None:
     return as_rows(x, x.shape, reduced).astype(np.float64), reduced
 
 
+def empty_axis(example: Example) -> bool:
+    """Normalized axes that hold no element (X [2, 0] at axis -1): nothing to normalize, an empty
+    output, where a runtime that divides by the count divides by zero."""
+    found = _rows_of(example)
+    return found is not None and found[0].ndim == 2 and found[0].shape[1] == 0
+
+
 def large_mean(example: Example) -> bool:
     """A row whose mean is over 100 times its standard deviation: E[x²] − E[x]² cancels there."""
     found = _rows_of(example)
@@ -665,7 +672,7 @@ def stash_problem(example: Example) -> str | None:
 
 
 COMMON_TRAITS = {"large-mean": large_mean, "constant-row": constant_row, "non-finite": non_finite,
-                 "infinity-in-row": infinity_in_row,
+                 "infinity-in-row": infinity_in_row, "empty-axis": empty_axis,
                  "half-data": half_data}
 
 REFERENCES = (
