@@ -331,10 +331,15 @@ def empty_data(example: Example) -> bool:
     return data is not None and data.size == 0 and data.ndim > 0
 
 
-def infinity(example: Example) -> bool:
-    """An infinity in the data: the max (min) a runtime starting from a finite sentinel misses."""
-    data = example.inputs.get("data")
+def has_infinity(data: np.ndarray | None) -> bool:
+    """Whether float `data` holds an infinity: the max (min) a runtime starting from a finite
+    sentinel misses (ArgMax's and Hardmax's `inf-in-data`)."""
     return data is not None and from_numpy(data.dtype).kind == "float" and bool(np.isinf(comparable(data)).any())
+
+
+def infinity(example: Example) -> bool:
+    """An infinity in the data (see `has_infinity`)."""
+    return has_infinity(example.inputs.get("data"))
 
 
 TRAITS = {"nan-in-data": nan_in_data, "ties": ties, "signed-zero-tie": signed_zero_tie,

@@ -334,23 +334,20 @@ def _half_subnormal_of_roundoff(u: float) -> float:
     return 0.0
 
 
-def _may_overflow(s: Setup, acc: np.dtype) -> tuple[np.ndarray, np.ndarray]:
-    """Per score, whether its sum may pass the accumulator's max in some order (TOSA's "bnd
-    overflow": |scale|·Σ|q·k| of the finite terms, or Q·sqrt(scale) or K·sqrt(scale) itself, past
-    it), and the same with the mask's bias added. The text's steps as written then give an
-    infinity or NaN of either sign (products of opposite signs past the max, a masked key's
+def _score_reach(s: Setup) -> tuple[np.ndarray, np.ndarray]:
+    """Per score, the most its computation may reach in some order: |scale|·Σ|q·k| of the finite
+    terms, or Q·sqrt(scale) or K·sqrt(scale) itself; and the same with the mask's bias added.
+    Where it passes an accumulator's max (TOSA's "bnd overflow"), the text's steps as written give
+    an infinity or NaN of either sign (products of opposite signs past the max, a masked key's
     overflowing score plus its −inf bias), every one of which the bound admits."""
-    top = float(ml_dtypes.finfo(acc).max)
     k = _grouped(s.k, s.q.shape[1])
     q_abs, k_abs = (np.where(np.isfinite(x), np.abs(x), 0.0) for x in (s.q, k))
     root = math.sqrt(abs(s.scale))
     with np.errstate(all="ignore"):
         reach = abs(s.scale) * np.einsum("bhid,bhjd->bhij", q_abs, k_abs)
-        sides = (q_abs.max(axis=-1, initial=0.0) * root > top)[..., :, None] | (k_abs.max(axis=-1, initial=0.0) * root > top)[..., None, :]
-        scores = (reach > top) | sides
+        sides = np.maximum(q_abs.max(axis=-1, initial=0.0)[..., :, None], k_abs.max(axis=-1, initial=0.0)[..., None, :]) * root
         bias = np.where(np.isfinite(s.bias), np.abs(s.bias), 0.0) if s.float_mask else 0.0
-        biased = scores | (reach + bias > top)
-    return scores, biased
+        return np.maximum(reach, sides), np.maximum(reach + bias, sides)
 
 
 def _vanishing_times_infinite(c: dict[str, np.ndarray], eps: np.ndarray, absolute: np.ndarray) -> np.ndarray:
@@ -382,6 +379,7 @@ def _probability_error(s: Setup, c: dict[str, np.ndarray], delta: np.ndarray, u_
 def _tiers(s: Setup, c: dict[str, np.ndarray]) -> tuple[ElementBound, ElementBound | None]:
     """Y's bound and the qk output's (None where it is exact: mode 2 of masked entries only...)."""
     y_tiers, qk_tiers = [], []
+    scores_reach, biased_reach = _score_reach(s)
     out = s.out
     n = s.allowed.sum(axis=-1)[..., None]
     y_rest = _restored_y(c["y"], s.three_d)
@@ -402,7 +400,8 @@ def _tiers(s: Setup, c: dict[str, np.ndarray]) -> tuple[ElementBound, ElementBou
                        + (n * float(ml_dtypes.finfo(acc).smallest_normal)))
         allowed = _restored_y(allowed, s.three_d) + half_ulp(y_rest, out)
         allowed = np.where(np.isfinite(y_rest), np.where(np.isnan(allowed), np.inf, allowed), 0.0)
-        scores_over, biased_over = _may_overflow(s, acc)
+        top = float(ml_dtypes.finfo(acc).max)
+        scores_over, biased_over = scores_reach > top, biased_reach > top
         # a masked key's score counts too: an overflowing score plus its −inf bias is NaN
         row_over = biased_over.any(axis=-1, keepdims=True)
         y_over = _restored_y(np.broadcast_to(row_over, c["y"].shape), s.three_d)

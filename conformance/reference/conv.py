@@ -584,9 +584,8 @@ def _deform_answer(x, w, shape, offset, mask, offset_group, bias, out, whole) ->
         u = unit_roundoff(accumulator)
         bitwise = geometry_exact & right_exact & exactly_summable(products, accumulator)
         extra = gamma(rank + 3, u) * magnitude + drift + (rank + 3) * 2.0 ** -52 * magnitude
-        allowed = tier.allowed.reshape(-1)
-        tiers.append(Tier(tier.label, np.where(bitwise, allowed, allowed + extra), tier.ksb.reshape(-1),
-                          None if tier.non_finite is None else tier.non_finite.reshape(-1)).reshaped(shape.shape))
+        flat = tier.reshaped((-1,))
+        tiers.append(replace(flat, allowed=np.where(bitwise, flat.allowed, flat.allowed + extra)).reshaped(shape.shape))
     bound = replace(bound, tiers=tuple(tiers), formula=DEFORM_FORMULA, reason=DEFORM_REASON,
                     scale=None if bound.scale is None else bound.scale.reshape(shape.shape))
     precise = y.reshape(shape.shape)

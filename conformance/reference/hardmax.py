@@ -24,7 +24,7 @@ import math
 import numpy as np
 
 from ..case import Example
-from .arg_extreme import FIRST, NAN_OPEN, comparable, extreme_mask, nan_mask, row_picks, tied
+from .arg_extreme import FIRST, NAN_OPEN, comparable, extreme_mask, has_infinity, nan_mask, row_picks, tied
 from .base import Expected, Invalid, OpReference, Reading, VersionSemantics, readings
 from .expected import spec_if_one
 from .movement import axis_in
@@ -139,8 +139,7 @@ def nan_in_data(example: Example) -> bool:
 def infinity(example: Example) -> bool:
     """An infinity in the data: a row whose maximum is -inf (or the type's lowest beside -inf) is what a
     runtime starting its search from a finite sentinel misses (as ArgMax's trait of the same name)."""
-    data = example.inputs.get("input")
-    return data is not None and bool(np.isinf(comparable(data)).any())
+    return has_infinity(example.inputs.get("input"))
 
 
 def ties(example: Example) -> bool:
